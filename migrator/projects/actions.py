@@ -1,0 +1,127 @@
+"""Actions on projects and runs shared by views, the API, webhooks and management commands."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+from typing import IO
+
+from django.conf import settings as django_settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max
+
+from migrator.accounts.models import Team
+from migrator.lib.archives import ArchiveError, detect_archive_format
+from migrator.projects import transitions
+from migrator.projects.constants import STAGE_NAMES, SourceKind, StageState, Trigger
+from migrator.projects.models import Project, Run, SourceArchive, Stage
+from worker.project_settings import ProjectSettings
+
+
+class ActionError(ValueError):
+    """A user-facing error: the message is shown as is."""
+
+
+def create_project(
+    team: Team, name: str, *, user: AbstractBaseUser | None, git_url: str = "", git_ref: str = "",
+    settings: dict[str, object] | None = None,
+) -> Project:
+    ProjectSettings.from_dict(settings or {})
+    kind = SourceKind.GIT if git_url else SourceKind.ARCHIVE
+    if Project.objects.filter(team=team, name=name).exists():
+        raise ActionError(f"team {team.name} already has a project named {name!r}")
+    return Project.objects.create(
+        team=team, name=name, source_kind=kind, git_url=git_url, git_ref=git_ref,
+        settings=settings or {}, created_by=user,
+    )
+
+
+def store_archive(project: Project, stream: IO[bytes], original_name: str, user: AbstractBaseUser | None) -> SourceArchive:
+    """Copy an uploaded archive into storage under its content hash, enforcing the size limit."""
+    limit = django_settings.MIGRATOR_MAX_UPLOAD_BYTES
+    root = Path(django_settings.MEDIA_ROOT) / "archives"
+    root.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    size = 0
+    with tempfile.NamedTemporaryFile(dir=root, delete=False, prefix="upload-") as tmp:
+        try:
+            for block in iter(lambda: stream.read(1024 * 1024), b""):
+                size += len(block)
+                if size > limit:
+                    raise ActionError(f"archive is larger than the {limit // (1024 * 1024)} MB limit")
+                digest.update(block)
+                tmp.write(block)
+        except BaseException:
+            Path(tmp.name).unlink(missing_ok=True)
+            raise
+    tmp_path = Path(tmp.name)
+    try:
+        kind = detect_archive_format(tmp_path)
+    except ArchiveError as exc:
+        tmp_path.unlink(missing_ok=True)
+        raise ActionError(f"{original_name}: {exc}") from exc
+    final = root / f"{digest.hexdigest()}.{kind}"
+    shutil.move(str(tmp_path), final)
+    return SourceArchive.objects.create(
+        project=project, original_name=Path(original_name).name[:255], sha256=digest.hexdigest(),
+        size=size, path=str(final), uploaded_by=user,
+    )
+
+
+@transaction.atomic
+def create_run(
+    project: Project, *, user: AbstractBaseUser | None, trigger: str = Trigger.WEB,
+    archive: SourceArchive | None = None, ref: str = "", pr_url: str = "", commit_sha: str = "",
+) -> Run:
+    """Create the run and its six queued stages. The caller starts it with ``start_run`` after commit."""
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    if project.source_kind == SourceKind.ARCHIVE:
+        archive = archive or project.archives.first()
+        if archive is None:
+            raise ActionError("this project has no uploaded archive yet")
+    number = (project.runs.aggregate(n=Max("number"))["n"] or 0) + 1
+    run = Run.objects.create(
+        project=project, number=number, trigger=trigger, source_kind=project.source_kind,
+        archive=archive if project.source_kind == SourceKind.ARCHIVE else None,
+        git_url=project.git_url, ref=ref or project.git_ref, pr_url=pr_url, commit_sha=commit_sha,
+        created_by=user,
+    )
+    Stage.objects.bulk_create(Stage(run=run, name=name, position=i) for i, name in enumerate(STAGE_NAMES))
+    return run
+
+
+@transaction.atomic
+def create_rerun(run: Run, *, user: AbstractBaseUser | None, from_stage: str = "fetch") -> Run:
+    """A new run of the same pinned source; stages before ``from_stage`` reuse the earlier results."""
+    if from_stage not in STAGE_NAMES:
+        raise ActionError(f"unknown stage {from_stage!r}")
+    run.refresh_from_db()
+    if not run.is_final:
+        raise ActionError("a run can be re-run once it has finished")
+    start = STAGE_NAMES.index(from_stage)
+    earlier = {s.name: s for s in run.stages.all()}
+    if any(earlier[name].state != StageState.PASSED for name in STAGE_NAMES[:start]):
+        raise ActionError(f"cannot re-run from {from_stage}: an earlier stage of run #{run.number} did not pass")
+    new = create_run(
+        run.project, user=user, trigger=Trigger.RERUN, archive=run.archive, ref=run.commit_sha or run.ref,
+        pr_url=run.pr_url, commit_sha=run.commit_sha,
+    )
+    Run.objects.filter(pk=new.pk).update(parent=run)
+    for name in STAGE_NAMES[:start]:
+        old = earlier[name]
+        Stage.objects.filter(run=new, name=name).update(
+            state=StageState.PASSED, summary=f"reused from run #{run.number}: {old.summary}"[:500],
+            data=old.data, started_at=old.started_at, finished_at=old.finished_at,
+            progress_done=old.progress_done, progress_total=old.progress_total,
+        )
+    new.refresh_from_db()
+    return new
+
+
+def cancel_run(run: Run) -> None:
+    from worker.dispatch import revoke_tasks
+
+    task_ids = transitions.request_cancel(run)
+    revoke_tasks(task_ids)

@@ -1,0 +1,127 @@
+"""``migrate_repo``: run the whole pipeline synchronously for scripts and CI."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+from django.contrib.auth import get_user_model
+
+from migrator.accounts.models import Team
+from migrator.lib.gitsource import check_git_url
+from migrator.projects import actions
+from migrator.projects.constants import Trigger
+from migrator.projects.models import Project, Run, Stage
+from worker import pipeline
+
+
+@dataclass(frozen=True)
+class SourceChoice:
+    kind: str  # "archive" | "git"
+    git_url: str = ""
+    archive_path: Path | None = None
+
+
+def classify_source(path_or_url: str) -> SourceChoice:
+    """A file is an archive, a git checkout is a local git source, another directory is packed."""
+    path = Path(path_or_url).expanduser()
+    if path.is_file():
+        return SourceChoice("archive", archive_path=path)
+    if path.is_dir():
+        if (path / ".git").exists():
+            return SourceChoice("git", git_url=str(path.resolve()))
+        return SourceChoice("archive", archive_path=path)
+    check_git_url(path_or_url, allow_local=True)
+    return SourceChoice("git", git_url=path_or_url)
+
+
+def pack_directory(root: Path) -> Path:
+    """A reproducible tar.gz of a directory (sorted, no owners, fixed times) so its checksum pins it."""
+    handle, name = tempfile.mkstemp(suffix=".tar.gz")
+    os.close(handle)
+
+    def clean(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if info.name.split("/")[-1] == ".git":
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        info.mtime = 0
+        return info
+
+    # gzip stores a time and a file name in its header: pin both so equal trees give equal bytes.
+    with open(name, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as zipped:
+        with tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for item in sorted(p for p in root.rglob("*") if ".git" not in p.relative_to(root).parts):
+                arcname = f"{root.name or 'source'}/{item.relative_to(root)}"
+                tar.add(item, arcname=arcname, recursive=False, filter=clean)
+    return Path(name)
+
+
+def _project_for(choice: SourceChoice, name: str, team: Team) -> Project:
+    project = Project.objects.filter(team=team, name=name).first()
+    if project is None:
+        return actions.create_project(team, name, user=None, git_url=choice.git_url)
+    if project.git_url != choice.git_url:
+        raise actions.ActionError(f"project {name!r} exists with another source; pass --project to pick a name")
+    return project
+
+
+def migrate_repo(
+    path_or_url: str, *, ref: str = "", team_name: str = "cli", project_name: str = "",
+    settings: dict[str, object] | None = None, on_stage: Callable[[Stage], None] = lambda s: None,
+) -> Run:
+    choice = classify_source(path_or_url)
+    team, _ = Team.objects.get_or_create(name=team_name, defaults={"slug": team_name})
+    name = project_name or Path(path_or_url.rstrip("/")).name.removesuffix(".git") or "repository"
+    project = _project_for(choice, name, team)
+    if settings is not None:
+        project.settings = settings
+        project.save(update_fields=["settings"])
+    archive = None
+    if choice.archive_path is not None:
+        packed = choice.archive_path if choice.archive_path.is_file() else pack_directory(choice.archive_path)
+        with open(packed, "rb") as stream:
+            archive = actions.store_archive(project, stream, choice.archive_path.name, None)
+        if packed != choice.archive_path:
+            packed.unlink(missing_ok=True)
+    run = actions.create_run(project, user=None, trigger=Trigger.CLI, archive=archive, ref=ref)
+    return pipeline.run_sync(run, on_stage=on_stage)
+
+
+def format_stage_line(stage: Stage) -> str:
+    duration = f"{stage.duration_s:.2f}s" if stage.duration_s is not None else "-"
+    return f"{stage.name:<8} {stage.state:<9} {duration:>9}  {stage.summary}"
+
+
+def basic_report(run: Run) -> dict[str, object]:
+    return {
+        "project": run.project.name, "run": run.number, "state": run.state,
+        "source": {"kind": run.source_kind, "git_url": run.git_url, "ref": run.ref, "commit": run.commit_sha,
+                   "archive_sha256": run.archive.sha256 if run.archive else None},
+        "stages": [
+            {"name": s.name, "state": s.state, "summary": s.summary, "duration_s": s.duration_s, "data": s.data}
+            for s in run.stages.all()
+        ],
+    }
+
+
+def write_report(run: Run, path: Path) -> None:
+    """JSON by default, Markdown for a ``.md`` path (the reports app makes the full report when installed)."""
+    try:
+        from migrator.reports.build import build_report, render_markdown
+    except ModuleNotFoundError:
+        report = basic_report(run)
+        if path.suffix == ".md":
+            lines = [f"# {run.project.name} run #{run.number}: {run.state}", ""]
+            lines += [f"- **{s['name']}**: {s['state']} {s['summary']}" for s in report["stages"]]  # type: ignore[index,union-attr]
+            path.write_text("\n".join(lines) + "\n")
+        else:
+            path.write_text(json.dumps(report, indent=2, default=str))
+        return
+    full = build_report(run)
+    path.write_text(render_markdown(full) if path.suffix == ".md" else json.dumps(full, indent=2, default=str))

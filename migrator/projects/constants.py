@@ -1,0 +1,50 @@
+"""The run/stage state machine's vocabulary and the pipeline's fixed stage order."""
+from __future__ import annotations
+
+from django.db import models
+
+STAGE_NAMES: tuple[str, ...] = ("fetch", "scan", "hipify", "compile", "link", "smoke")
+
+# Queues by capability: any CPU worker can fetch..link; smoke needs a runner that owns an AMD GPU.
+STAGE_QUEUES: dict[str, str] = {name: "cpu" for name in STAGE_NAMES} | {"smoke": "rocm"}
+
+
+class StageState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    PASSED = "passed", "Passed"
+    FAILED = "failed", "Failed"
+    SKIPPED = "skipped", "Skipped"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+FINAL_STAGE_STATES = frozenset({StageState.PASSED, StageState.FAILED, StageState.SKIPPED, StageState.CANCELLED})
+
+
+class RunState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    PASSED = "passed", "Passed"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+FINAL_RUN_STATES = frozenset({RunState.PASSED, RunState.FAILED, RunState.CANCELLED})
+
+
+class SourceKind(models.TextChoices):
+    ARCHIVE = "archive", "Uploaded archive"
+    GIT = "git", "Git repository"
+
+
+class Trigger(models.TextChoices):
+    WEB = "web", "Web"
+    CLI = "cli", "Command line"
+    RERUN = "rerun", "Re-run"
+    WEBHOOK = "webhook", "Webhook"
+    API = "api", "API"
+
+
+NOT_AVAILABLE = "not available on this installation"
+LOG_CHUNK_BYTES = 64 * 1024
+MAX_LOG_BYTES = 32 * 1024 * 1024

@@ -1,0 +1,99 @@
+"""Forms for projects and runs; every query parameter and POST body goes through one of these."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+
+from migrator.accounts.models import Team
+from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref
+from migrator.projects.constants import STAGE_NAMES
+from worker.project_settings import ProjectSettings, SettingsError
+
+
+def _check_url(url: str, allow_local: bool) -> str:
+    try:
+        return check_git_url(url, allow_local=allow_local)
+    except GitSourceError as exc:
+        raise forms.ValidationError(str(exc)) from exc
+
+
+def _check_ref(ref: str) -> str:
+    try:
+        return check_ref(ref)
+    except GitSourceError as exc:
+        raise forms.ValidationError(str(exc)) from exc
+
+
+class NewProjectForm(forms.Form):
+    name = forms.CharField(max_length=120)
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+    archive = forms.FileField(required=False, help_text=".zip, .tar, .tar.gz or .tgz")
+    git_url = forms.CharField(required=False, max_length=500, label="Git URL")
+    git_ref = forms.CharField(required=False, max_length=200, label="Branch, tag or commit")
+
+    def __init__(self, *args: Any, teams: Any, allow_local_git: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams  # type: ignore[attr-defined]
+        self.allow_local_git = allow_local_git
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        has_archive, has_git = bool(data.get("archive")), bool(data.get("git_url"))
+        if has_archive == has_git:
+            raise forms.ValidationError("Upload an archive or give a git URL (one of the two).")
+        if has_git:
+            data["git_url"] = _check_url(data["git_url"], self.allow_local_git)
+            data["git_ref"] = _check_ref(data.get("git_ref", ""))
+        return data
+
+
+class StartRunForm(forms.Form):
+    ref = forms.CharField(required=False, max_length=200, label="Branch, tag or commit")
+    archive = forms.FileField(required=False, help_text="a new archive for this run")
+    pr_url = forms.URLField(required=False, max_length=500, label="Pull request URL", assume_scheme="https")
+
+    def clean_ref(self) -> str:
+        return _check_ref(self.cleaned_data.get("ref", ""))
+
+
+class RerunForm(forms.Form):
+    from_stage = forms.ChoiceField(choices=[(n, n) for n in STAGE_NAMES], initial="fetch")
+
+
+class LiveForm(forms.Form):
+    v = forms.IntegerField(required=False, min_value=0)
+
+
+class LogForm(forms.Form):
+    offset = forms.IntegerField(required=False, min_value=0)
+
+
+class StageChoiceForm(forms.Form):
+    stage = forms.ChoiceField(required=False, choices=[(n, n) for n in STAGE_NAMES])
+
+
+class SettingsForm(forms.Form):
+    """The whole settings object as JSON, validated by ProjectSettings (one source of truth)."""
+
+    settings_json = forms.CharField(widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false"}), label="Settings")
+
+    def clean_settings_json(self) -> dict[str, Any]:
+        try:
+            raw = json.loads(self.cleaned_data["settings_json"] or "{}")
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"not valid JSON: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise forms.ValidationError("settings must be a JSON object")
+        defaults = ProjectSettings().to_dict()
+        try:
+            ProjectSettings.from_dict(raw)
+        except SettingsError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        # Store only what differs from the defaults, so new defaults reach old projects.
+        return {k: v for k, v in raw.items() if _normal(defaults.get(k)) != _normal(v)}
+
+
+def _normal(value: Any) -> Any:
+    return json.loads(json.dumps(value))

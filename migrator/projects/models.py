@@ -1,0 +1,148 @@
+"""Projects, their runs and each run's stages with their streamed logs."""
+from __future__ import annotations
+
+from django.conf import settings as django_settings
+from django.db import models
+from django.urls import reverse
+
+from migrator.accounts.models import Team
+from migrator.projects.constants import FINAL_RUN_STATES, FINAL_STAGE_STATES, RunState, SourceKind, StageState, Trigger
+
+
+class Project(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="projects")
+    name = models.CharField(max_length=120)
+    source_kind = models.CharField(max_length=10, choices=SourceKind.choices)
+    git_url = models.CharField(max_length=500, blank=True)
+    git_ref = models.CharField(max_length=200, blank=True, help_text="branch, tag or commit; empty: default branch")
+    settings = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="unique_project_name_per_team")]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("projects:detail", args=[self.pk])
+
+
+class SourceArchive(models.Model):
+    """An uploaded archive, stored once by content hash; runs point at the one they used."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="archives")
+    original_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+    path = models.CharField(max_length=500)
+    uploaded_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-uploaded_at"]
+
+
+class Run(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
+    number = models.PositiveIntegerField()
+    state = models.CharField(max_length=10, choices=RunState.choices, default=RunState.QUEUED, db_index=True)
+    trigger = models.CharField(max_length=10, choices=Trigger.choices, default=Trigger.WEB)
+    source_kind = models.CharField(max_length=10, choices=SourceKind.choices)
+    archive = models.ForeignKey(SourceArchive, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
+    git_url = models.CharField(max_length=500, blank=True)
+    ref = models.CharField(max_length=200, blank=True)
+    commit_sha = models.CharField(max_length=64, blank=True)
+    pr_url = models.CharField(max_length=500, blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
+    cancel_requested = models.BooleanField(default=False)
+    # Bumped on every change a viewer could see, so live partials can answer "nothing new" cheaply.
+    version = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "number"], name="unique_run_number")]
+        indexes = [models.Index(fields=["project", "-number"])]
+        ordering = ["-number"]
+
+    def __str__(self) -> str:
+        return f"{self.project} #{self.number}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("projects:run", args=[self.pk])
+
+    @property
+    def is_final(self) -> bool:
+        return self.state in FINAL_RUN_STATES
+
+    @property
+    def pinned_source(self) -> str:
+        if self.archive_id and self.archive:
+            return f"sha256:{self.archive.sha256}"
+        return self.commit_sha
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class Stage(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="stages")
+    name = models.CharField(max_length=20)
+    position = models.PositiveSmallIntegerField()
+    state = models.CharField(max_length=10, choices=StageState.choices, default=StageState.QUEUED)
+    queue = models.CharField(max_length=20, default="cpu")
+    task_id = models.CharField(max_length=64, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    summary = models.CharField(max_length=500, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    log_size = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="unique_stage_per_run")]
+        indexes = [models.Index(fields=["state", "heartbeat_at"])]
+        ordering = ["position"]
+
+    def __str__(self) -> str:
+        return f"{self.run} {self.name}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.state in FINAL_STAGE_STATES
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+    @property
+    def progress_percent(self) -> int:
+        if not self.progress_total:
+            return 100 if self.is_final else 0
+        return min(100, round(100 * self.progress_done / self.progress_total))
+
+
+class LogChunk(models.Model):
+    """A piece of a stage's log; ``offset`` is its first byte's position in the whole log."""
+
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="log_chunks")
+    offset = models.PositiveBigIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["stage", "offset"], name="unique_log_offset")]
+        ordering = ["offset"]

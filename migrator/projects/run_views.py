@@ -1,0 +1,142 @@
+"""Run pages: the stage strip and logs, updated live by htmx polling small partials.
+
+Polling protocol: the status partial carries the run's ``version``; a poll with an unchanged version
+gets 204 (htmx swaps nothing), a finished run answers 286 so htmx stops polling. Logs are appended
+with a byte-offset cursor, so each poll sends only new text.
+"""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from migrator.projects import actions
+from migrator.projects.access import get_run_or_404
+from migrator.projects.forms import LiveForm, LogForm, RerunForm, StageChoiceForm
+from migrator.projects.logs import log_tail, read_log_from, stream_log
+from migrator.projects.models import Run, Stage
+from migrator.projects.constants import FINAL_STAGE_STATES, StageState
+from worker.dispatch import start_run
+
+HTMX_STOP_POLLING = 286
+LOG_TAIL_BYTES = 256 * 1024
+
+
+def _selected_stage(run: Run, stages: list[Stage], requested: str) -> Stage:
+    by_name = {s.name: s for s in stages}
+    if requested in by_name:
+        return by_name[requested]
+    for state in (StageState.RUNNING, StageState.FAILED):
+        for stage in stages:
+            if stage.state == state:
+                return stage
+    started = [s for s in stages if s.started_at]
+    return started[-1] if started else stages[0]
+
+
+def _status_context(run: Run, requested: str) -> dict[str, object]:
+    stages = list(run.stages.all())
+    selected = _selected_stage(run, stages, requested)
+    return {
+        "run": run, "stages": stages, "selected": selected, "explicit_stage": requested,
+        "stage_templates": [f"projects/stages/_{selected.name}.html", "projects/stages/_generic.html"],
+    }
+
+
+def _log_context(stage: Stage) -> dict[str, object]:
+    tail, offset, truncated = log_tail(stage, LOG_TAIL_BYTES)
+    return {"log_text": tail, "log_offset": offset, "log_truncated": truncated}
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_run_or_404(request.user, run_id)
+    choice = StageChoiceForm(request.GET)
+    requested = choice.cleaned_data["stage"] if choice.is_valid() else ""
+    context = _status_context(run, requested or "")
+    selected: Stage = context["selected"]  # type: ignore[assignment]
+    context |= _log_context(selected) | {"rerun_form": RerunForm()}
+    return render(request, "projects/run.html", context)
+
+
+@login_required
+@require_GET
+def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_run_or_404(request.user, run_id)
+    live = LiveForm(request.GET)
+    seen = live.cleaned_data.get("v") if live.is_valid() else None
+    if seen is not None and seen == run.version and not run.is_final:
+        return HttpResponse(status=204)
+    choice = StageChoiceForm(request.GET)
+    requested = choice.cleaned_data["stage"] if choice.is_valid() else ""
+    context = _status_context(run, requested or "")
+    selected: Stage = context["selected"]  # type: ignore[assignment]
+    if request.GET.get("log", selected.name) != selected.name:
+        # Following the run: the selected stage moved on, so swap the log pane to it (out of band).
+        context |= _log_context(selected) | {"log_switch": True}
+    response = render(request, "projects/run.html#status", context)
+    if run.is_final:
+        response.status_code = HTMX_STOP_POLLING
+    return response
+
+
+@login_required
+@require_GET
+def stage_log(request: HttpRequest, run_id: int, stage_name: str) -> HttpResponse:
+    run = get_run_or_404(request.user, run_id)
+    stage = run.stages.filter(name=stage_name).first()
+    form = LogForm(request.GET)
+    if stage is None or not form.is_valid():
+        return HttpResponse("bad request", status=400)
+    offset = form.cleaned_data.get("offset") or 0
+    text, new_offset = read_log_from(stage, offset)
+    final = stage.state in FINAL_STAGE_STATES
+    if not text and not final:
+        return HttpResponse(status=204)
+    context = {"run": run, "stage": stage, "text": text, "offset": new_offset, "live": not final or new_offset < stage.log_size}
+    return render(request, "projects/run.html#log-append", context)
+
+
+@login_required
+@require_GET
+def stage_log_raw(request: HttpRequest, run_id: int, stage_name: str) -> HttpResponse:
+    run = get_run_or_404(request.user, run_id)
+    stage = run.stages.filter(name=stage_name).first()
+    if stage is None:
+        return HttpResponse("no such stage", status=404)
+    response = StreamingHttpResponse(stream_log(stage), content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="run-{run.pk}-{stage.name}.log"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_run_or_404(request.user, run_id)
+    if run.is_final:
+        messages.info(request, "The run had already finished.")
+    else:
+        actions.cancel_run(run)
+        messages.success(request, "Cancel requested: queued stages are cancelled, a running stage stops at its next check.")
+    return redirect(run)
+
+
+@login_required
+@require_POST
+def run_rerun(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_run_or_404(request.user, run_id)
+    form = RerunForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a stage to re-run from.")
+        return redirect(run)
+    try:
+        new = actions.create_rerun(run, user=request.user, from_stage=form.cleaned_data["from_stage"])
+    except actions.ActionError as exc:
+        messages.error(request, str(exc))
+        return redirect(run)
+    start_run(new)
+    return redirect(new)

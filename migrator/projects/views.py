@@ -1,0 +1,133 @@
+"""Project pages: list, create, detail, settings, start a run. Views parse, check access, call one action."""
+from __future__ import annotations
+
+import json
+
+from django.conf import settings as django_settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from migrator.projects import actions
+from migrator.projects.access import get_project_or_404, projects_for, teams_for
+from migrator.projects.constants import SourceKind
+from migrator.projects.forms import NewProjectForm, SettingsForm, StartRunForm
+from migrator.projects.uploads import LimitedUploadHandler
+from worker.dispatch import start_run
+from worker.project_settings import ProjectSettings
+
+
+def _new_project_form(request: HttpRequest, data: object = None, files: object = None) -> NewProjectForm:
+    return NewProjectForm(
+        data, files, teams=teams_for(request.user), allow_local_git=django_settings.MIGRATOR_ALLOW_LOCAL_GIT
+    )
+
+
+def _upload_too_large(request: HttpRequest) -> bool:
+    if getattr(request, "upload_too_large", False):
+        limit_mb = django_settings.MIGRATOR_MAX_UPLOAD_BYTES // (1024 * 1024)
+        messages.error(request, f"The archive is larger than the {limit_mb} MB limit; nothing was stored.")
+        return True
+    return False
+
+
+@login_required
+@require_GET
+def project_list(request: HttpRequest) -> HttpResponse:
+    projects = projects_for(request.user).select_related("team").order_by("team__name", "name")
+    return render(request, "projects/list.html", {"projects": projects, "form": _new_project_form(request)})
+
+
+@csrf_exempt  # upload handlers must be set before the CSRF check reads the body; checked just below
+@login_required
+@require_POST
+def project_create(request: HttpRequest) -> HttpResponse:
+    request.upload_handlers = [LimitedUploadHandler(request)]
+    return _project_create(request)
+
+
+@csrf_protect
+def _project_create(request: HttpRequest) -> HttpResponse:
+    form = _new_project_form(request, request.POST, request.FILES)
+    if _upload_too_large(request) or not form.is_valid():
+        projects = projects_for(request.user).select_related("team")
+        return render(request, "projects/list.html", {"projects": projects, "form": form}, status=400)
+    data = form.cleaned_data
+    try:
+        project = actions.create_project(
+            data["team"], data["name"], user=request.user, git_url=data["git_url"], git_ref=data["git_ref"]
+        )
+        archive = None
+        if data["archive"]:
+            archive = actions.store_archive(project, data["archive"], data["archive"].name, request.user)
+        run = actions.create_run(project, user=request.user, archive=archive)
+    except actions.ActionError as exc:
+        form.add_error(None, str(exc))
+        return render(request, "projects/list.html", {"projects": projects_for(request.user), "form": form}, status=400)
+    start_run(run)
+    return redirect(run)
+
+
+@login_required
+@require_GET
+def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_project_or_404(request.user, project_id)
+    runs = project.runs.select_related("archive").order_by("-number")
+    page = Paginator(runs, 25).get_page(request.GET.get("page"))
+    context = {
+        "project": project, "page": page, "form": StartRunForm(initial={"ref": project.git_ref}),
+        "archives": project.archives.all()[:5], "is_git": project.source_kind == SourceKind.GIT,
+    }
+    return render(request, "projects/detail.html", context)
+
+
+@csrf_exempt  # see project_create
+@login_required
+@require_POST
+def run_start(request: HttpRequest, project_id: int) -> HttpResponse:
+    request.upload_handlers = [LimitedUploadHandler(request)]
+    return _run_start(request, project_id)
+
+
+@csrf_protect
+def _run_start(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_project_or_404(request.user, project_id)
+    form = StartRunForm(request.POST, request.FILES)
+    if _upload_too_large(request) or not form.is_valid():
+        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs) or "invalid input")
+        return redirect(project)
+    try:
+        archive = None
+        if form.cleaned_data["archive"]:
+            upload = form.cleaned_data["archive"]
+            archive = actions.store_archive(project, upload, upload.name, request.user)
+        run = actions.create_run(
+            project, user=request.user, archive=archive, ref=form.cleaned_data["ref"],
+            pr_url=form.cleaned_data["pr_url"],
+        )
+    except actions.ActionError as exc:
+        messages.error(request, str(exc))
+        return redirect(project)
+    start_run(run)
+    return redirect(run)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_project_or_404(request.user, project_id)
+    if request.method == "POST":
+        form = SettingsForm(request.POST)
+        if form.is_valid():
+            project.settings = form.cleaned_data["settings_json"]
+            project.save(update_fields=["settings"])
+            messages.success(request, "Settings saved; they apply to the next run.")
+            return redirect(project)
+    else:
+        effective = ProjectSettings.from_dict(project.settings).to_dict()
+        form = SettingsForm(initial={"settings_json": json.dumps(effective, indent=2)})
+    return render(request, "projects/settings.html", {"project": project, "form": form})

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from migrator.projects.access import projects_for
+from migrator.projects.constants import StageState
+from migrator.projects.models import Stage
+from migrator.runners.models import Runner
+
+
+@login_required
+@require_GET
+def runner_list(request: HttpRequest) -> HttpResponse:
+    runners = list(Runner.objects.all())
+    running = Stage.objects.filter(state=StageState.RUNNING).select_related("run", "run__project")
+    by_worker: dict[str, list[Stage]] = {}
+    for stage in running:
+        by_worker.setdefault(stage.worker, []).append(stage)
+    visible = set(projects_for(request.user).values_list("pk", flat=True))
+    rows = [(runner, by_worker.get(runner.name, [])) for runner in runners]
+    waiting_rocm = Stage.objects.filter(state=StageState.QUEUED, queue="rocm", queued_at__isnull=False).count()
+    return render(request, "runners/list.html", {"rows": rows, "waiting_rocm": waiting_rocm, "visible": visible})

@@ -1,0 +1,202 @@
+"""Fixtures built through the project's own actions, against the real PostgreSQL and Redis."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+VADD_CU = """#include <cuda_runtime.h>
+#include <cstdio>
+
+__global__ void vadd(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+int main() {
+  const int n = 1024;
+  float *a, *b, *c;
+  cudaMalloc(&a, n * sizeof(float));
+  cudaMalloc(&b, n * sizeof(float));
+  cudaMalloc(&c, n * sizeof(float));
+  vadd<<<(n + 255) / 256, 256>>>(a, b, c, n);
+  cudaError_t err = cudaDeviceSynchronize();
+  printf("vadd: %s\\n", cudaGetErrorString(err));
+  cudaFree(a); cudaFree(b); cudaFree(c);
+  return err == cudaSuccess ? 0 : 1;
+}
+"""
+
+
+def make_tar_gz(files: dict[str, str | bytes], top: str = "demo") -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, content in sorted(files.items()):
+            data = content.encode() if isinstance(content, str) else content
+            info = tarfile.TarInfo(f"{top}/{name}" if top else name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def cuda_files() -> dict[str, str]:
+    return {"src/vadd.cu": VADD_CU, "README.md": "# demo\n"}
+
+
+@pytest.fixture
+def cuda_archive(cuda_files: dict[str, str]) -> bytes:
+    return make_tar_gz(cuda_files)
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path, cuda_files: dict[str, str]) -> Path:
+    """A local git repository with a branch, a tag and two commits."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    for name, text in cuda_files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True, env=env)
+    subprocess.run([*git, "add", "-A"], check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "first"], check=True, env=env)
+    subprocess.run([*git, "tag", "v1"], check=True, env=env)
+    (repo / "NOTES.txt").write_text("second commit\n")
+    subprocess.run([*git, "add", "-A"], check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "second"], check=True, env=env)
+    return repo
+
+
+@pytest.fixture
+def team_user(db):  # type: ignore[no-untyped-def]
+    from migrator.accounts.actions import create_user_and_team
+
+    user, team, _ = create_user_and_team("alice", "pw-alice-123", "Alpha")
+    return user, team
+
+
+@pytest.fixture
+def other_team_user(db):  # type: ignore[no-untyped-def]
+    from migrator.accounts.actions import create_user_and_team
+
+    user, team, _ = create_user_and_team("bob", "pw-bob-123", "Beta")
+    return user, team
+
+
+@pytest.fixture
+def alice_client(client, team_user):  # type: ignore[no-untyped-def]
+    client.force_login(team_user[0])
+    return client
+
+
+@pytest.fixture(autouse=True)
+def _isolated_var_dirs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[None]:
+    """Each Django test gets its own workspace, upload and cache folders (helpers run tests concurrently)."""
+    if not settings.configured or "django_db_setup" not in request.fixturenames and not _uses_db(request):
+        yield
+        return
+    overrides = request.getfixturevalue("settings")
+    overrides.MIGRATOR_WORKSPACE_ROOT = tmp_path / "workspaces"
+    overrides.MEDIA_ROOT = tmp_path / "uploads"
+    overrides.MIGRATOR_CACHE_ROOT = tmp_path / "cache"
+    yield
+
+
+def _uses_db(request: pytest.FixtureRequest) -> bool:
+    names = set(request.fixturenames)
+    return bool(names & {"db", "transactional_db", "django_db_blocker"}) or request.node.get_closest_marker("django_db") is not None
+
+
+@pytest.fixture
+def only_stages(settings):  # type: ignore[no-untyped-def]
+    """Limit the pipeline to the named stages (the rest are recorded as not available)."""
+    from migrator.projects.constants import STAGE_NAMES
+
+    def limit(*names: str) -> None:
+        settings.MIGRATOR_DISABLED_STAGES = [n for n in STAGE_NAMES if n not in names]
+
+    return limit
+
+
+def _test_db_name() -> str:
+    from django.db import connection
+
+    return connection.settings_dict["NAME"]
+
+
+@pytest.fixture
+def celery_worker_process(request, transactional_db, settings) -> Iterator[subprocess.Popen[bytes]]:  # type: ignore[no-untyped-def]
+    """A real Celery worker process on the test broker and the test database.
+
+    ``@pytest.mark.worker_stages("fetch", ...)`` limits the stages it (and this process) may run.
+    Local git paths are allowed for it, so tests can clone fixture repositories.
+    """
+    from migrator.celery import app
+    from migrator.projects.constants import STAGE_NAMES
+
+    marker = request.node.get_closest_marker("worker_stages")
+    if marker is not None:
+        settings.MIGRATOR_DISABLED_STAGES = [n for n in STAGE_NAMES if n not in marker.args]
+    app.control.purge()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "migrator.test_settings",
+        "MIGRATOR_DB_NAME": _test_db_name(),
+        "MIGRATOR_DISABLED_STAGES": ",".join(settings.MIGRATOR_DISABLED_STAGES),
+        "MIGRATOR_WORKSPACE_ROOT": str(settings.MIGRATOR_WORKSPACE_ROOT),
+        "MIGRATOR_CACHE_ROOT": str(settings.MIGRATOR_CACHE_ROOT),
+        "PYTHONUNBUFFERED": "1",
+        "MIGRATOR_ALLOW_LOCAL_GIT": "true",
+    }
+    Path(settings.MIGRATOR_WORKSPACE_ROOT).mkdir(parents=True, exist_ok=True)
+    log = open(Path(settings.MIGRATOR_WORKSPACE_ROOT).parent / "test-worker.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "migrator", "worker", "-Q", "cpu", "-P", "prefork", "-c", "1",
+         "-l", "INFO", "-n", f"test-worker-{os.getpid()}@%h", "--without-mingle", "--without-gossip"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    _wait_for_worker(proc)
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def _wait_for_worker(proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    from migrator.celery import app
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("celery worker exited at start; see var/test-worker.log")
+        replies = app.control.ping(timeout=0.5)
+        if replies:
+            return
+    raise RuntimeError("celery worker did not answer a ping")
+
+
+def wait_for(predicate, timeout: float = 60, interval: float = 0.2):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")

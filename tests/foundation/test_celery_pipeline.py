@@ -1,0 +1,92 @@
+"""The stage chain on the real Redis broker with a real Celery worker process."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from migrator.projects import actions
+from migrator.projects.constants import RunState, StageState
+from migrator.projects.models import Run
+from tests.conftest import wait_for
+from worker.dispatch import start_run
+
+
+@pytest.fixture
+def archive_project(team_user, cuda_archive):  # type: ignore[no-untyped-def]
+    user, team = team_user
+    project = actions.create_project(team, "celery", user=user)
+    actions.store_archive(project, SimpleUploadedFile("c.tgz", cuda_archive), "c.tgz", user)
+    return project
+
+
+def _finished(run: Run) -> Run | None:
+    run.refresh_from_db()
+    return run if run.is_final else None
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker_stages("fetch")
+def test_a_run_goes_through_the_chain_on_a_real_worker(celery_worker_process, archive_project) -> None:  # type: ignore[no-untyped-def]
+    run = actions.create_run(archive_project, user=None)
+    start_run(run)  # on_commit runs at once outside a transaction
+    run = wait_for(lambda: _finished(run), timeout=60)
+    stages = {s.name: s for s in run.stages.all()}
+    assert run.state == RunState.PASSED
+    assert stages["fetch"].state == StageState.PASSED and stages["fetch"].worker.startswith("test-worker")
+    assert stages["fetch"].task_id and stages["fetch"].log_size > 0
+    assert stages["compile"].summary == "compile: not available on this installation"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker_stages("fetch")
+def test_a_git_run_pins_the_commit_on_a_real_worker(celery_worker_process, team_user, git_repo) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    project = actions.create_project(team_user[1], "gitrun", user=None, git_url=str(git_repo))
+    run = actions.create_run(project, user=None, ref="v1")
+    start_run(run)
+    run = wait_for(lambda: _finished(run), timeout=60)
+    tag_commit = subprocess.run(["git", "-C", str(git_repo), "rev-parse", "v1^{commit}"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    assert run.state == RunState.PASSED and run.commit_sha == tag_commit
+    assert run.pinned_source == tag_commit
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker_stages("fetch")
+def test_an_unreachable_repository_fails_fetch_clearly(celery_worker_process, team_user) -> None:  # type: ignore[no-untyped-def]
+    project = actions.create_project(team_user[1], "gone", user=None, git_url="https://nonexistent.invalid/x.git")
+    run = actions.create_run(project, user=None, ref="main")
+    start_run(run)
+    run = wait_for(lambda: _finished(run), timeout=60)
+    assert run.state == RunState.FAILED
+    assert run.stages.get(name="fetch").summary.startswith("git: repository unreachable")
+    assert run.stages.get(name="scan").summary == "skipped: fetch failed"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker_stages("fetch")
+def test_a_killed_worker_leaves_a_stage_the_sweep_fails(archive_project, settings, celery_worker_process) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL the worker while a stage is running; the sweep must fail it (no stage stays running)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from migrator.projects import transitions
+    from migrator.projects.models import Stage
+    from worker import sweeping
+
+    run = actions.create_run(archive_project, user=None)
+    fetch = run.stages.get(name="fetch")
+    transitions.claim_stage(fetch.pk, "doomed-worker")  # as a worker does when it starts the stage
+    os.kill(celery_worker_process.pid, signal.SIGKILL)
+    celery_worker_process.wait(timeout=10)
+    Stage.objects.filter(pk=fetch.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=settings.MIGRATOR_HEARTBEAT_STALE_S + 1))
+    sweeping.sweep(lambda stage, queue: None)
+    fetch.refresh_from_db()
+    run.refresh_from_db()
+    assert fetch.state == StageState.FAILED and "worker lost" in fetch.summary
+    assert run.state == RunState.FAILED

@@ -1,0 +1,71 @@
+"""``manage.py migrate_repo`` runs the same pipeline synchronously and prints per-stage results."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from migrator.projects.models import Run
+
+pytestmark = pytest.mark.django_db
+
+
+def _call(*args: str) -> tuple[str, int]:
+    out = io.StringIO()
+    try:
+        call_command("migrate_repo", *args, stdout=out)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return out.getvalue(), code
+
+
+def test_it_migrates_a_directory_and_writes_a_json_report(only_stages, tmp_path: Path, cuda_files) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    src = tmp_path / "myproj"
+    for name, text in cuda_files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    report = tmp_path / "report.json"
+    output, code = _call(str(src), "--report", str(report))
+    assert code == 0
+    lines = output.splitlines()
+    assert lines[0].startswith("fetch") and "passed" in lines[0] and "unpacked 2 files" in lines[0]
+    assert any(line.startswith("smoke") and "not available" in line for line in lines)
+    data = json.loads(report.read_text())
+    assert data["state"] == "passed" and [s["name"] for s in data["stages"]][:2] == ["fetch", "scan"]
+    assert len(data["source"]["archive_sha256"]) == 64
+
+
+def test_the_same_directory_packs_to_the_same_checksum(only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    src = tmp_path / "p"
+    src.mkdir()
+    (src / "a.cu").write_text("__global__ void k() {}\n")
+    _call(str(src))
+    _call(str(src))
+    first, second = Run.objects.order_by("number")
+    assert first.archive.sha256 == second.archive.sha256
+
+
+def test_it_migrates_a_git_checkout_at_a_ref(only_stages, git_repo: Path) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    output, code = _call(str(git_repo), "--ref", "v1")
+    run = Run.objects.get()
+    assert code == 0 and len(run.commit_sha) == 40 and run.ref == "v1"
+    assert f"cloned v1 at {run.commit_sha[:12]}" in output
+
+
+def test_a_failing_run_exits_non_zero(only_stages, git_repo: Path) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    output, code = _call(str(git_repo), "--ref", "no-such-ref")
+    assert code == 1 and "unknown ref" in output and "failed" in output
+
+
+def test_a_malformed_url_is_a_command_error() -> None:
+    with pytest.raises(CommandError, match="unsupported git URL"):
+        call_command("migrate_repo", "ftp://example.com/x")

@@ -1,0 +1,1 @@
+"""The migration pipeline: stage modules, the pipeline that records them, Celery wrappers."""

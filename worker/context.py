@@ -1,0 +1,78 @@
+"""What a stage receives and returns. Stages never touch the database or Celery."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from worker.project_settings import ProjectSettings
+
+StageOutcome = Literal["passed", "failed", "skipped"]
+
+
+class StageCancelled(Exception):
+    """Raised by a stage (via ``ctx.check_cancelled()``) when the run was cancelled."""
+
+
+@dataclass
+class Workspace:
+    """On-disk layout of one run. ``source`` is the fetched original and is never modified."""
+
+    root: Path
+
+    @property
+    def source(self) -> Path:
+        return self.root / "source"
+
+    @property
+    def hip(self) -> Path:
+        return self.root / "hip"
+
+    @property
+    def build(self) -> Path:
+        return self.root / "build"
+
+    @property
+    def artifacts(self) -> Path:
+        return self.root / "artifacts"
+
+    def ensure(self) -> None:
+        for path in (self.root, self.artifacts):
+            path.mkdir(parents=True, exist_ok=True)
+
+
+@dataclass
+class StageContext:
+    run_id: int
+    project_id: int
+    workspace: Workspace
+    settings: ProjectSettings
+    cache_dir: Path  # per-project cache shared by runs (compile objects, clones)
+    source_spec: dict[str, Any]  # fetch input: {"kind": "archive"|"git", ...}
+    previous: dict[str, dict[str, Any]] = field(default_factory=dict)  # earlier stages' data by name
+    log: Callable[[str], None] = lambda text: None
+    progress: Callable[[int, int], None] = lambda done, total: None
+    is_cancelled: Callable[[], bool] = lambda: False
+
+    def check_cancelled(self) -> None:
+        if self.is_cancelled():
+            raise StageCancelled()
+
+
+@dataclass
+class StageResult:
+    outcome: StageOutcome
+    summary: str
+    data: dict[str, Any] = field(default_factory=dict)  # JSON-serialisable, kept on the Stage row
+
+    @classmethod
+    def passed(cls, summary: str, **data: Any) -> "StageResult":
+        return cls("passed", summary, dict(data))
+
+    @classmethod
+    def failed(cls, summary: str, **data: Any) -> "StageResult":
+        return cls("failed", summary, dict(data))
+
+    @classmethod
+    def skipped(cls, summary: str, **data: Any) -> "StageResult":
+        return cls("skipped", summary, dict(data))

@@ -1,0 +1,20 @@
+"""Reactions to stage outcomes that belong to other areas (the error notebook)."""
+from __future__ import annotations
+
+import logging
+
+from migrator.projects.models import Stage
+
+log = logging.getLogger(__name__)
+
+
+def on_stage_failed(stage: Stage) -> None:
+    """Match the failed stage against the error notebook when the notebook app is installed."""
+    try:
+        from migrator.notebook.matching import match_stage
+    except ModuleNotFoundError:
+        return
+    try:
+        match_stage(stage)
+    except Exception:  # matching must never turn a recorded failure into a crash
+        log.exception("notebook matching failed for stage %s", stage.pk)

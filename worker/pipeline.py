@@ -1,0 +1,209 @@
+"""Runs stages and records their results: the only module that writes stage outcomes.
+
+``execute_stage`` claims a queued stage (conditional update, so redelivery is harmless), builds
+the stage's context, calls the stage module, and records the result. ``advance`` decides which
+stage comes next and hands it to a dispatcher (Celery in production, a direct call in the
+synchronous management command). A stage whose module is not installed is recorded as skipped
+with "not available on this installation", never as passed.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import shutil
+import socket
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings as django_settings
+
+from migrator.projects import transitions
+from migrator.projects.constants import FINAL_STAGE_STATES, NOT_AVAILABLE, STAGE_NAMES, SourceKind, StageState, Trigger
+from migrator.projects.models import Run, Stage
+from worker.context import StageCancelled, StageContext, StageResult, Workspace
+from worker.project_settings import ProjectSettings, SettingsError
+from worker.stagelog import StageLog
+
+log = logging.getLogger(__name__)
+
+_OUTCOME_STATE = {"passed": StageState.PASSED, "failed": StageState.FAILED, "skipped": StageState.SKIPPED}
+Dispatcher = Callable[[Stage, str], None]
+
+
+def workspace_for(run_id: int) -> Workspace:
+    return Workspace(Path(django_settings.MIGRATOR_WORKSPACE_ROOT) / "runs" / str(run_id))
+
+
+def load_stage_module(name: str) -> ModuleType | None:
+    """The stage's module, or None when this installation does not have it."""
+    module_name = f"worker.stages.{name}"
+    if name in getattr(django_settings, "MIGRATOR_DISABLED_STAGES", ()):
+        return None
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+
+
+def queue_for(stage: Stage, settings: ProjectSettings) -> str:
+    """Smoke needs a ROCm runner only when there is something to run; otherwise any CPU worker records the skip."""
+    if stage.name == "smoke" and settings.smoke_command and load_stage_module("smoke") is not None:
+        return "rocm"
+    return "cpu"
+
+
+def next_stage(run_id: int) -> Stage | None:
+    """The first stage still queued, provided every stage before it is final."""
+    for stage in Stage.objects.filter(run_id=run_id).order_by("position"):
+        if stage.state == StageState.QUEUED:
+            return stage
+        if stage.state not in FINAL_STAGE_STATES:
+            return None
+    return None
+
+
+def advance(run_id: int, dispatch: Dispatcher) -> Stage | None:
+    """Hand the next stage to ``dispatch`` (or record its skip right away when it cannot run here)."""
+    while (stage := next_stage(run_id)) is not None:
+        run = Run.objects.select_related("project").get(pk=run_id)
+        if run.cancel_requested:
+            return None
+        if load_stage_module(stage.name) is None:
+            transitions.skip_stage(stage.pk, f"{stage.name}: {NOT_AVAILABLE}", {"not_available": True})
+            continue
+        try:
+            settings = ProjectSettings.from_dict(run.project.settings)
+        except SettingsError:
+            settings = ProjectSettings()
+        if stage.task_id:
+            return stage  # already handed out; a redelivery will pick it up
+        dispatch(stage, queue_for(stage, settings))
+        return stage
+    return None
+
+
+def execute_stage(stage_id: int, *, worker: str = "") -> StageState | None:
+    """Claim and run one stage; returns its final state, or None when another worker had it."""
+    worker = worker or socket.gethostname()
+    if not transitions.claim_stage(stage_id, worker):
+        return None
+    stage = Stage.objects.select_related("run", "run__project", "run__archive").get(pk=stage_id)
+    with StageLog(stage.pk, stage.run_id) as stage_log:
+        state, summary, data = _run_module(stage, stage_log)
+    final = transitions.finish_stage(stage.pk, state, summary, data)
+    _after_stage(final)
+    return StageState(final.state)
+
+
+def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dict[str, object]]:
+    module = load_stage_module(stage.name)
+    if module is None:
+        return StageState.SKIPPED, f"{stage.name}: {NOT_AVAILABLE}", {"not_available": True}
+    started = time.monotonic()
+    try:
+        ctx = build_context(stage, stage_log)
+        result: StageResult = module.run(ctx)
+    except StageCancelled:
+        stage_log.write("\n[migrator] cancelled\n")
+        return StageState.CANCELLED, "cancelled by user", {}
+    except SoftTimeLimitExceeded:
+        stage_log.write("\n[migrator] stage time limit reached\n")
+        return StageState.FAILED, "stage time limit reached", {}
+    except SettingsError as exc:
+        stage_log.write(f"[migrator] bad project settings: {exc}\n")
+        return StageState.FAILED, f"bad project settings: {exc}", {}
+    except Exception as exc:  # a bug in a stage must end as a visible failure, never a stuck run
+        log.exception("stage %s of run %s crashed", stage.name, stage.run_id)
+        stage_log.write("\n[migrator] internal error\n" + traceback.format_exc())
+        return StageState.FAILED, f"internal error: {type(exc).__name__}: {exc}"[:500], {}
+    stage_log.write(f"[migrator] {stage.name} {result.outcome} in {time.monotonic() - started:.2f} s\n")
+    return _OUTCOME_STATE[result.outcome], result.summary, result.data
+
+
+def build_context(stage: Stage, stage_log: StageLog) -> StageContext:
+    run = stage.run
+    settings = ProjectSettings.from_dict(run.project.settings)
+    workspace = workspace_for(run.pk)
+    if stage.name != "fetch" and not workspace.source.exists() and run.parent_id:
+        _copy_parent_workspace(run, workspace, stage_log)
+    workspace.ensure()
+    previous = {
+        s.name: s.data for s in run.stages.filter(position__lt=stage.position).only("name", "data")
+    }
+    last_check = [0.0, False]
+
+    def is_cancelled() -> bool:
+        now = time.monotonic()
+        if now - last_check[0] > 1.0:
+            last_check[0] = now
+            last_check[1] = Run.objects.filter(pk=run.pk, cancel_requested=True).exists()
+        return bool(last_check[1])
+
+    return StageContext(
+        run_id=run.pk, project_id=run.project_id, workspace=workspace, settings=settings,
+        cache_dir=Path(django_settings.MIGRATOR_CACHE_ROOT) / "projects" / str(run.project_id),
+        source_spec=source_spec(run), previous=previous, log=stage_log.write,
+        progress=lambda done, total: transitions.record_progress(stage.pk, run.pk, done, total),
+        is_cancelled=is_cancelled,
+    )
+
+
+def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog) -> None:
+    parent_ws = workspace_for(run.parent_id or 0)
+    if not parent_ws.source.exists():
+        raise RuntimeError(f"the workspace of run #{run.parent.number if run.parent else '?'} is gone; re-run from fetch")
+    stage_log.write(f"[migrator] reusing the workspace of run #{run.parent.number if run.parent else '?'}\n")
+    if workspace.root.exists():
+        shutil.rmtree(workspace.root)
+    shutil.copytree(parent_ws.root, workspace.root, symlinks=True)
+
+
+def source_spec(run: Run) -> dict[str, object]:
+    if run.source_kind == SourceKind.ARCHIVE and run.archive is not None:
+        return {
+            "kind": "archive", "path": run.archive.path, "sha256": run.archive.sha256,
+            "name": run.archive.original_name,
+            "limits": {
+                "max_files": django_settings.MIGRATOR_MAX_ARCHIVE_FILES,
+                "max_total_bytes": django_settings.MIGRATOR_MAX_UNPACKED_BYTES,
+                "max_file_bytes": django_settings.MIGRATOR_MAX_FILE_BYTES,
+            },
+        }
+    return {
+        "kind": "git", "url": run.git_url, "ref": run.commit_sha or run.ref,
+        # The command line is run by an operator, who may name local repositories.
+        "allow_local": django_settings.MIGRATOR_ALLOW_LOCAL_GIT or run.trigger == Trigger.CLI,
+        "timeout_s": django_settings.MIGRATOR_GIT_TIMEOUT_S,
+    }
+
+
+def _after_stage(stage: Stage) -> None:
+    """Pin the fetched commit on the run; match failing stages against the error notebook."""
+    if stage.name == "fetch" and stage.state == StageState.PASSED and stage.data.get("commit"):
+        Run.objects.filter(pk=stage.run_id).update(commit_sha=str(stage.data["commit"]))
+    if stage.state == StageState.FAILED:
+        from worker.hooks import on_stage_failed
+
+        on_stage_failed(stage)
+
+
+def run_sync(run: Run, on_stage: Callable[[Stage], None] = lambda s: None) -> Run:
+    """Run every stage in this process, in order (management command, tests)."""
+
+    def dispatch_inline(stage: Stage, queue: str) -> None:
+        execute_stage(stage.pk, worker=f"{socket.gethostname()} (inline)")
+
+    for _ in STAGE_NAMES:
+        stage = advance(run.pk, dispatch_inline)
+        if stage is None:
+            break
+        stage.refresh_from_db()
+        on_stage(stage)
+    run.refresh_from_db()
+    return run

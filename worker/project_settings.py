@@ -1,0 +1,137 @@
+"""Typed view of a project's settings (stored as JSON on the Project row).
+
+Stages read these; the web form writes them. Unknown keys are rejected so a typo
+in an API payload is an error, not a silently ignored option.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+BuildMode = Literal["per_tu", "project"]
+HipifyEngine = Literal["builtin", "hipify-perl", "hipify-clang"]
+LaunchStyle = Literal["chevron", "ggl"]
+
+_GFX = re.compile(r"^gfx[0-9a-f]{3,5}(:[a-z+\-:]+)?$")
+
+
+class SettingsError(ValueError):
+    """A project setting has a bad value; the message names the key."""
+
+
+@dataclass(frozen=True)
+class SmokeCheck:
+    """One check on the smoke run's output.
+
+    kind: ``text`` (substring must appear), ``regex`` (must match somewhere),
+    ``numeric`` (numbers on lines matching ``pattern`` must equal those of the
+    reference/expected within ``rel_tol``/``abs_tol``).
+    """
+
+    kind: Literal["text", "regex", "numeric"]
+    pattern: str
+    expected: str = ""
+    rel_tol: float = 1e-5
+    abs_tol: float = 1e-8
+
+
+@dataclass(frozen=True)
+class ProjectSettings:
+    # hipify
+    hipify_engine: HipifyEngine = "builtin"
+    launch_style: LaunchStyle = "chevron"
+    roc_libraries: bool = False
+    rename_cu_to_hip: bool = False
+    exclude_globs: tuple[str, ...] = ("third_party/**", "thirdparty/**", "external/**", "vendor/**", "**/.git/**")
+    target_hip_version: str = ""  # empty: the installed one
+    disabled_fix_rules: tuple[str, ...] = ()
+    # compile / link
+    build_mode: BuildMode = "per_tu"
+    build_command: str = ""  # project build: empty means detect CMake/Make
+    offload_archs: tuple[str, ...] = ("gfx90a",)
+    cxx_std: str = ""  # empty: detect from the CUDA build files, else c++17 (nvcc 12 default)
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    extra_flags: tuple[str, ...] = ()
+    link_libraries: tuple[str, ...] = ()
+    link_target: Literal["auto", "executable", "shared", "none"] = "auto"
+    compile_timeout_s: int = 300
+    build_timeout_s: int = 1800
+    build_memory_mb: int = 8192
+    # smoke
+    smoke_command: str = ""
+    smoke_timeout_s: int = 300
+    smoke_expected_exit: int = 0
+    smoke_checks: tuple[SmokeCheck, ...] = ()
+    smoke_compare_reference: bool = True
+    smoke_wait_timeout_s: int = 1800
+    smoke_output_limit_bytes: int = 1_000_000
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any] | None) -> "ProjectSettings":
+        raw = dict(raw or {})
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            raise SettingsError(f"unknown setting(s): {', '.join(unknown)}")
+        values: dict[str, Any] = {}
+        for name, value in raw.items():
+            values[name] = _coerce(name, value, getattr(cls(), name))
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def validate(self) -> None:
+        for arch in self.offload_archs:
+            if not _GFX.match(arch):
+                raise SettingsError(f"offload_archs: {arch!r} is not an AMD GPU target such as gfx90a")
+        if not self.offload_archs:
+            raise SettingsError("offload_archs: name at least one AMD GPU target")
+        if self.cxx_std and not re.match(r"^(c|gnu)\+\+(11|14|17|20|23)$", self.cxx_std):
+            raise SettingsError(f"cxx_std: {self.cxx_std!r} is not a C++ dialect such as c++17")
+        for name in ("compile_timeout_s", "build_timeout_s", "smoke_timeout_s", "smoke_wait_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"{name}: must be positive")
+
+
+def _coerce(name: str, value: Any, default: Any) -> Any:
+    if name == "smoke_checks":
+        if not isinstance(value, (list, tuple)):
+            raise SettingsError("smoke_checks: must be a list")
+        checks = []
+        for item in value:
+            if isinstance(item, SmokeCheck):
+                checks.append(item)
+                continue
+            if not isinstance(item, dict) or item.get("kind") not in ("text", "regex", "numeric"):
+                raise SettingsError("smoke_checks: each check needs kind text, regex or numeric")
+            try:
+                checks.append(SmokeCheck(**item))
+            except TypeError as exc:
+                raise SettingsError(f"smoke_checks: {exc}") from exc
+        return tuple(checks)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise SettingsError(f"{name}: must be true or false")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            try:
+                return int(value)
+            except (TypeError, ValueError) as exc:
+                raise SettingsError(f"{name}: must be a whole number") from exc
+        return value
+    if isinstance(default, tuple):
+        if isinstance(value, str):
+            value = [v for v in re.split(r"[\s,]+", value) if v]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise SettingsError(f"{name}: must be a list of strings")
+        return tuple(value)
+    if not isinstance(value, str):
+        raise SettingsError(f"{name}: must be text")
+    return value

@@ -1,0 +1,47 @@
+"""The periodic sweep: no stage may stay running or waiting forever.
+
+- a running stage whose heartbeat is older than MIGRATOR_HEARTBEAT_STALE_S failed: its worker died;
+- a smoke stage waiting for a ROCm runner longer than the project's ``smoke_wait_timeout_s`` fails
+  with "no ROCm runner";
+- a CPU stage nobody picked up within MIGRATOR_QUEUE_TIMEOUT_S fails with "no worker".
+After each failure the run settles (later stages skipped) and, if anything can still run, advances.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings as django_settings
+from django.utils import timezone
+
+from migrator.projects import transitions
+from migrator.projects.constants import StageState
+from migrator.projects.models import Stage
+from worker import pipeline
+from worker.project_settings import ProjectSettings, SettingsError
+
+
+def sweep(dispatch: pipeline.Dispatcher) -> list[Stage]:
+    now = timezone.now()
+    changed = transitions.fail_stale_stages(now, timedelta(seconds=django_settings.MIGRATOR_HEARTBEAT_STALE_S))
+    changed += _fail_smoke_waiting_too_long(now)
+    changed += transitions.fail_unclaimed_stages(
+        now, "cpu", timedelta(seconds=django_settings.MIGRATOR_QUEUE_TIMEOUT_S),
+        "no worker picked this stage up in time (is a worker for the cpu queue running?)",
+    )
+    for stage in changed:
+        pipeline.advance(stage.run_id, dispatch)
+    return changed
+
+
+def _fail_smoke_waiting_too_long(now: datetime) -> list[Stage]:
+    failed = []
+    waiting = Stage.objects.filter(state=StageState.QUEUED, queue="rocm", queued_at__isnull=False)
+    for stage in waiting.select_related("run__project"):
+        try:
+            limit = ProjectSettings.from_dict(stage.run.project.settings).smoke_wait_timeout_s
+        except SettingsError:
+            limit = ProjectSettings().smoke_wait_timeout_s
+        if stage.queued_at and stage.queued_at < now - timedelta(seconds=limit):
+            reason = f"no ROCm runner with a suitable GPU came online within {limit} s"
+            failed.append(transitions.fail_queued_stage(stage, reason))
+    return failed
