@@ -2,7 +2,7 @@
 FROM python:3.11-slim-bookworm
 ENV PYTHONUNBUFFERED=1 HIP_PLATFORM=amd DEBIAN_FRONTEND=noninteractive
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      git binutils util-linux hipcc libamdhip64-dev rocm-device-libs libhiprand-dev librocrand-dev \
+      git binutils util-linux bubblewrap hipcc libamdhip64-dev rocm-device-libs libhiprand-dev librocrand-dev \
       libhipsparse-dev librocsparse-dev librocprim-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app

@@ -41,6 +41,11 @@ INSTALLED_APPS = [
     "migrator.accounts",
     "migrator.projects",
     "migrator.runners",
+    "migrator.notebook",
+    "ninja",
+    "migrator.reports",
+    "migrator.integrations",
+    "migrator.api",
 ]
 
 MIDDLEWARE = [

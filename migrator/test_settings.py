@@ -17,3 +17,6 @@ MIGRATOR_WORKSPACE_ROOT = Path(os.environ.get("MIGRATOR_WORKSPACE_ROOT", str(VAR
 MIGRATOR_CACHE_ROOT = Path(os.environ.get("MIGRATOR_CACHE_ROOT", str(VAR_DIR / "cache")))
 MEDIA_ROOT = VAR_DIR / "uploads"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+
+# One test database per pytest process, so parallel runs on one machine never collide.
+DATABASES["default"]["TEST"] = {"NAME": f"test_migrator_{os.getpid()}"}  # noqa: F405

@@ -2,10 +2,16 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from migrator.api.endpoints import api
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("migrator.runners.urls")),
+    path("", include("migrator.notebook.urls")),
     path("", include("migrator.projects.urls")),
+    path("", include("migrator.reports.urls")),
+    path("", include("migrator.integrations.urls")),
+    path("api/v1/", api.urls),
 ]

@@ -52,10 +52,43 @@ def load_stage_module(name: str) -> ModuleType | None:
 
 
 def queue_for(stage: Stage, settings: ProjectSettings) -> str:
-    """Smoke needs a ROCm runner only when there is something to run; otherwise any CPU worker records the skip."""
+    """Smoke needs a ROCm runner with a matching GPU only when there is something to run;
+    otherwise any CPU worker records the skip."""
     if stage.name == "smoke" and settings.smoke_command and load_stage_module("smoke") is not None:
-        return "rocm"
+        from worker.presence import smoke_queue
+
+        return smoke_queue(settings.offload_archs)
     return "cpu"
+
+
+def wants_reference(stage: Stage, settings: ProjectSettings) -> bool:
+    """A CUDA reference run accompanies smoke when asked for and a CUDA runner is online."""
+    from worker.presence import online_runners
+
+    return (
+        stage.name == "smoke" and bool(settings.smoke_command) and settings.smoke_compare_reference
+        and bool(online_runners("cuda"))
+    )
+
+
+def execute_reference(run_id: int, *, worker: str = "") -> dict[str, object]:
+    """Build the untranslated sources with nvcc and run the smoke command on a CUDA runner."""
+    from worker.stages.smoke import REFERENCE_PENDING, run_reference
+
+    stage = Stage.objects.select_related("run", "run__project", "run__archive").get(run_id=run_id, name="smoke")
+    workspace = workspace_for(run_id)
+    log_path = workspace.artifacts / "reference.log"
+    try:
+        with open(log_path, "a") as log_file:
+            ctx = build_context(stage, StageLog(stage.pk, run_id), log=lambda text: log_file.write(text))
+            ctx.progress = lambda done, total: None
+            result = run_reference(ctx)
+    except Exception as exc:  # the smoke stage must learn the reference is gone, not wait for it
+        log.exception("reference run of run %s crashed", run_id)
+        result = {"ok": False, "summary": f"reference run crashed: {type(exc).__name__}: {exc}"}
+    finally:
+        (workspace.artifacts / REFERENCE_PENDING).unlink(missing_ok=True)
+    return result
 
 
 def next_stage(run_id: int) -> Stage | None:
@@ -126,7 +159,7 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
     return _OUTCOME_STATE[result.outcome], result.summary, result.data
 
 
-def build_context(stage: Stage, stage_log: StageLog) -> StageContext:
+def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] | None = None) -> StageContext:
     run = stage.run
     settings = ProjectSettings.from_dict(run.project.settings)
     workspace = workspace_for(run.pk)
@@ -148,7 +181,7 @@ def build_context(stage: Stage, stage_log: StageLog) -> StageContext:
     return StageContext(
         run_id=run.pk, project_id=run.project_id, workspace=workspace, settings=settings,
         cache_dir=Path(django_settings.MIGRATOR_CACHE_ROOT) / "projects" / str(run.project_id),
-        source_spec=source_spec(run), previous=previous, log=stage_log.write,
+        source_spec=source_spec(run), previous=previous, log=log or stage_log.write,
         progress=lambda done, total: transitions.record_progress(stage.pk, run.pk, done, total),
         is_cancelled=is_cancelled,
     )
@@ -184,13 +217,15 @@ def source_spec(run: Run) -> dict[str, object]:
 
 
 def _after_stage(stage: Stage) -> None:
-    """Pin the fetched commit on the run; match failing stages against the error notebook."""
+    """Pin the fetched commit on the run; match the stage against the error notebook."""
     if stage.name == "fetch" and stage.state == StageState.PASSED and stage.data.get("commit"):
         Run.objects.filter(pk=stage.run_id).update(commit_sha=str(stage.data["commit"]))
-    if stage.state == StageState.FAILED:
-        from worker.hooks import on_stage_failed
+    from worker.hooks import on_stage_finished
 
-        on_stage_failed(stage)
+    on_stage_finished(stage)
+    from migrator.reports.hooks import after_stage_finished  # statuses back to the pull request
+
+    after_stage_finished(stage)
 
 
 def run_sync(run: Run, on_stage: Callable[[Stage], None] = lambda s: None) -> Run:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from worker import dispatch, pipeline, sweeping
+from worker import dispatch, pipeline, signals, sweeping  # noqa: F401  (signals: runner heartbeats)
 
 
 @shared_task(name="worker.tasks.run_stage", acks_late=True, reject_on_worker_lost=True)
@@ -21,3 +21,8 @@ def run_stage(stage_id: int) -> None:
 @shared_task(name="worker.tasks.sweep")
 def sweep() -> None:
     sweeping.sweep(dispatch.send_stage)
+
+
+@shared_task(name="worker.tasks.reference_run", acks_late=True, reject_on_worker_lost=True)
+def reference_run(run_id: int) -> None:
+    pipeline.execute_reference(run_id)

@@ -15,8 +15,10 @@ from django.views.decorators.http import require_GET, require_POST
 from migrator.projects import actions
 from migrator.projects.access import get_run_or_404
 from migrator.projects.forms import LiveForm, LogForm, RerunForm, StageChoiceForm
+from migrator.projects.errorlines import failing_lines
 from migrator.projects.logs import log_tail, read_log_from, stream_log
 from migrator.projects.models import Run, Stage
+from migrator.projects.stage_panels import panel_context as stage_panel_context
 from migrator.projects.constants import FINAL_STAGE_STATES, StageState
 from worker.dispatch import start_run
 
@@ -39,9 +41,13 @@ def _selected_stage(run: Run, stages: list[Stage], requested: str) -> Stage:
 def _status_context(run: Run, requested: str) -> dict[str, object]:
     stages = list(run.stages.all())
     selected = _selected_stage(run, stages, requested)
+    matches = list(selected.notebook_matches.select_related("entry")) if selected.is_final else []
+    error_lines = failing_lines(selected) if selected.state == StageState.FAILED else []
     return {
         "run": run, "stages": stages, "selected": selected, "explicit_stage": requested,
+        "matches": matches, "error_lines": error_lines,
         "stage_templates": [f"projects/stages/_{selected.name}.html", "projects/stages/_generic.html"],
+        "panel": stage_panel_context(run, selected),
     }
 
 

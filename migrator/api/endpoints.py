@@ -1,0 +1,181 @@
+"""The JSON API at /api/v1/: projects, runs, stages, reports and notebook search.
+
+Every request carries ``Authorization: Bearer <token>``; a token sees only its team's projects
+and runs (anything else is 404). Endpoints parse, check the team, and call the same actions
+as the web pages (``create_project``, ``store_archive``, ``create_run`` + ``start_run``).
+"""
+from __future__ import annotations
+
+from django.conf import settings as django_settings
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import File, Form, NinjaAPI, Query, Schema, Status
+from ninja.files import UploadedFile
+
+from migrator.accounts.models import Team
+from migrator.api.auth import TokenAuth
+from migrator.api.models import ApiToken
+from migrator.api.schemas import (
+    ErrorOut,
+    NotebookHit,
+    ProjectIn,
+    ProjectOut,
+    RunDetailOut,
+    RunIn,
+    RunOut,
+    StageOut,
+)
+from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref
+from migrator.projects import actions
+from migrator.projects.models import Project, Run
+from migrator.reports.build import build_report
+from migrator.reports.markdown import render_markdown
+from migrator.reports.notebook_bridge import search_function
+from migrator.reports.views import EXPORT_LIMIT
+from worker.dispatch import start_run
+
+api = NinjaAPI(
+    title="Migrator API", version="1", urls_namespace="api-v1", auth=TokenAuth(),
+    description="Token-authenticated access to Migrator projects, runs and reports.",
+)
+MAX_LISTED = 200
+
+
+class ListQuery(Schema):
+    limit: int = 50
+    offset: int = 0
+
+
+class SearchQuery(Schema):
+    q: str
+    limit: int = 20
+
+
+def _team(request: HttpRequest) -> Team:
+    token: ApiToken = request.auth  # type: ignore[attr-defined]
+    return token.team
+
+
+def _projects(request: HttpRequest) -> QuerySet[Project]:
+    return Project.objects.filter(team=_team(request)).select_related("team")
+
+
+def _project(request: HttpRequest, project_id: int) -> Project:
+    project = _projects(request).filter(pk=project_id).first()
+    if project is None:
+        raise Http404("no such project")
+    return project
+
+
+def _run(request: HttpRequest, run_id: int) -> Run:
+    run = Run.objects.select_related("project", "project__team", "archive").filter(
+        pk=run_id, project__team=_team(request)
+    ).first()
+    if run is None:
+        raise Http404("no such run")
+    return run
+
+
+def _checked_git(git_url: str, ref: str) -> tuple[str, str]:
+    """The same checks as the web forms; raises ActionError with the user-facing reason."""
+    try:
+        url = check_git_url(git_url, allow_local=django_settings.MIGRATOR_ALLOW_LOCAL_GIT) if git_url else ""
+        return url, check_ref(ref) if ref else ""
+    except GitSourceError as exc:
+        raise actions.ActionError(str(exc)) from exc
+
+
+def _checked_pr_url(pr_url: str) -> str:
+    if pr_url and (not pr_url.startswith(("https://", "http://")) or len(pr_url) > 500 or any(c.isspace() for c in pr_url)):
+        raise actions.ActionError("pr_url must be an http(s) URL of at most 500 characters")
+    return pr_url
+
+
+def _window(query: ListQuery) -> slice:
+    offset = max(0, query.offset)
+    return slice(offset, offset + max(1, min(query.limit, MAX_LISTED)))
+
+
+@api.get("/projects", response=list[ProjectOut], tags=["projects"])
+def list_projects(request: HttpRequest, query: Query[ListQuery]) -> list[Project]:
+    return list(_projects(request).order_by("name")[_window(query)])
+
+
+@api.post("/projects", response={201: ProjectOut, 400: ErrorOut}, tags=["projects"])
+def create_project(
+    request: HttpRequest, payload: Form[ProjectIn], archive: UploadedFile | None = File(None)
+) -> Status[object]:
+    """A project from a git URL, or from an uploaded archive (multipart field ``archive``)."""
+    if bool(payload.git_url) == bool(archive):
+        return Status(400, {"detail": "give either git_url or an archive upload"})
+    if not payload.name.strip() or len(payload.name) > 120:
+        return Status(400, {"detail": "name must have 1 to 120 characters"})
+    try:
+        git_url, git_ref = _checked_git(payload.git_url, payload.git_ref)
+        project = actions.create_project(_team(request), payload.name.strip(), user=None, git_url=git_url, git_ref=git_ref)
+        if archive is not None:
+            actions.store_archive(project, archive, archive.name or "upload", None)
+    except actions.ActionError as exc:
+        return Status(400, {"detail": str(exc)})
+    return Status(201, project)
+
+
+@api.get("/projects/{project_id}", response=ProjectOut, tags=["projects"])
+def get_project(request: HttpRequest, project_id: int) -> Project:
+    return _project(request, project_id)
+
+
+@api.get("/projects/{project_id}/runs", response=list[RunOut], tags=["runs"])
+def list_runs(request: HttpRequest, project_id: int, query: Query[ListQuery]) -> list[Run]:
+    project = _project(request, project_id)
+    return list(project.runs.select_related("archive").order_by("-number")[_window(query)])
+
+
+@api.post("/projects/{project_id}/runs", response={201: RunDetailOut, 400: ErrorOut}, tags=["runs"])
+def start_project_run(
+    request: HttpRequest, project_id: int, payload: Form[RunIn], archive: UploadedFile | None = File(None)
+) -> Status[object]:
+    """Start a run at a git ref, or of a new archive upload (default: the project's latest archive)."""
+    project = _project(request, project_id)
+    try:
+        _, ref = _checked_git("", payload.ref)
+        pr_url = _checked_pr_url(payload.pr_url)
+        stored = actions.store_archive(project, archive, archive.name or "upload", None) if archive else None
+        run = actions.create_run(
+            project, user=None, trigger="api", archive=stored, ref=ref, pr_url=pr_url
+        )
+    except actions.ActionError as exc:
+        return Status(400, {"detail": str(exc)})
+    start_run(run)
+    return Status(201, run)
+
+
+@api.get("/runs/{run_id}", response=RunDetailOut, tags=["runs"])
+def get_run(request: HttpRequest, run_id: int) -> Run:
+    return _run(request, run_id)
+
+
+@api.get("/runs/{run_id}/stages", response=list[StageOut], tags=["runs"])
+def list_stages(request: HttpRequest, run_id: int) -> list[object]:
+    return list(_run(request, run_id).stages.all())
+
+
+@api.get("/runs/{run_id}/report", response=dict[str, object], tags=["reports"])
+def get_report(request: HttpRequest, run_id: int) -> dict[str, object]:
+    return build_report(_run(request, run_id))
+
+
+@api.get("/runs/{run_id}/report.md", tags=["reports"], openapi_extra={
+    "responses": {200: {"description": "The report as Markdown", "content": {"text/markdown": {"schema": {"type": "string"}}}}}
+})
+def get_report_markdown(request: HttpRequest, run_id: int) -> HttpResponse:
+    text = render_markdown(build_report(_run(request, run_id)), limit=EXPORT_LIMIT)
+    return HttpResponse(text, content_type="text/markdown; charset=utf-8")
+
+
+@api.get("/notebook/search", response={200: list[NotebookHit], 501: ErrorOut}, tags=["notebook"])
+def search_notebook(request: HttpRequest, query: Query[SearchQuery]) -> Status[object]:
+    search = search_function()
+    if search is None:
+        return Status(501, {"detail": "the error notebook is not installed on this server"})
+    return Status(200, search(query.q, max(1, min(query.limit, 100))))

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class IntegrationsConfig(AppConfig):
+    name = "migrator.integrations"
+    label = "integrations"

@@ -1,0 +1,80 @@
+"""Per-project links to a code host: webhook secrets, the host API token, and received deliveries."""
+from __future__ import annotations
+
+from django.core.validators import URLValidator
+from django.db import models
+
+from migrator.projects.models import Project, Run
+
+GITHUB_API_URL = "https://api.github.com"
+GITLAB_API_URL = "https://gitlab.com/api/v4"
+
+
+class HostKind(models.TextChoices):
+    GITHUB = "github", "GitHub"
+    GITLAB = "gitlab", "GitLab"
+
+
+class Provider(models.TextChoices):
+    GITHUB = "github", "GitHub"
+    GITLAB = "gitlab", "GitLab"
+
+
+class ProjectIntegration(models.Model):
+    """Secrets are kept readable: HMAC checks and API calls need the plain values."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="integration")
+    webhook_secret = models.CharField(
+        max_length=200, blank=True, help_text="GitHub webhook secret (HMAC-SHA256 of the body)"
+    )
+    gitlab_token = models.CharField(
+        max_length=200, blank=True, help_text="GitLab webhook secret token (sent as X-Gitlab-Token)"
+    )
+    host_kind = models.CharField(max_length=10, choices=HostKind.choices, default=HostKind.GITHUB)
+    host_api_url = models.CharField(
+        max_length=300, blank=True, validators=[URLValidator(schemes=["http", "https"])],
+        help_text="empty: https://api.github.com or https://gitlab.com/api/v4",
+    )
+    host_token = models.CharField(
+        max_length=300, blank=True, help_text="token allowed to post commit statuses and PR comments"
+    )
+    repository = models.CharField(
+        max_length=300, blank=True,
+        help_text="owner/name (GitHub) or group/project (GitLab) for push statuses; empty: from the PR URL",
+    )
+    post_statuses = models.BooleanField(default=True)
+    post_comments = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"integration of {self.project}"
+
+    @property
+    def api_url(self) -> str:
+        default = GITLAB_API_URL if self.host_kind == HostKind.GITLAB else GITHUB_API_URL
+        return (self.host_api_url or default).rstrip("/")
+
+    @property
+    def can_post(self) -> bool:
+        return bool(self.host_token) and (self.post_statuses or self.post_comments)
+
+
+class WebhookDelivery(models.Model):
+    """One received delivery; the unique key makes a replayed delivery start nothing twice."""
+
+    provider = models.CharField(max_length=10, choices=Provider.choices)
+    delivery_id = models.CharField(max_length=100)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    event = models.CharField(max_length=50)
+    action = models.CharField(max_length=50, blank=True)
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "delivery_id"], name="unique_webhook_delivery"),
+        ]
+        ordering = ["-received_at"]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.delivery_id}"

@@ -1,0 +1,103 @@
+"""Webhook endpoints for GitHub and GitLab. No login: each delivery proves itself with the project's secret.
+
+Answers: 401 bad or missing signature/token, 404 unknown project or no integration, 400 a payload
+or event we do not understand, 409 a project without a git source, 202 a known event needing no
+run, 201 a run started, 200 a replayed delivery (nothing started) or a ping.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.http import Http404, HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from migrator.integrations.actions import accept_delivery
+from migrator.integrations.events import (
+    PayloadError,
+    RunRequest,
+    github_run_request,
+    gitlab_run_request,
+)
+from migrator.integrations.models import ProjectIntegration, Provider
+from migrator.integrations.verify import verify_github_signature, verify_gitlab_token
+from migrator.projects.actions import ActionError
+from migrator.projects.constants import SourceKind
+
+MAX_DELIVERY_ID = 100
+
+
+def _integration_or_404(project_id: int) -> ProjectIntegration:
+    integration = ProjectIntegration.objects.select_related("project").filter(project_id=project_id).first()
+    if integration is None:
+        raise Http404("no such project")
+    return integration
+
+
+def _error(message: str, status: int) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def _payload(body: bytes) -> dict[str, object]:
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PayloadError("body is not JSON") from exc
+    if not isinstance(payload, dict):
+        raise PayloadError("body is not a JSON object")
+    return payload
+
+
+def _start(integration: ProjectIntegration, provider: str, delivery_id: str, wanted: RunRequest | None) -> JsonResponse:
+    if wanted is None:
+        return JsonResponse({"ignored": True}, status=202)
+    project = integration.project
+    if project.source_kind != SourceKind.GIT:
+        return _error("this project has no git source to fetch the commit from", 409)
+    try:
+        outcome = accept_delivery(project, provider, delivery_id, wanted)
+    except ActionError as exc:
+        return _error(str(exc), 409)
+    run_id = outcome.run.pk if outcome.run else None
+    if not outcome.created:
+        return JsonResponse({"duplicate": True, "run": run_id}, status=200)
+    return JsonResponse({"run": run_id, "number": outcome.run.number if outcome.run else None}, status=201)
+
+
+@csrf_exempt
+@require_POST
+def github_hook(request: HttpRequest, project_id: int) -> JsonResponse:
+    integration = _integration_or_404(project_id)
+    body = request.body
+    if not verify_github_signature(integration.webhook_secret, body, request.headers.get("X-Hub-Signature-256")):
+        return _error("bad or missing X-Hub-Signature-256", 401)
+    event = request.headers.get("X-GitHub-Event", "")
+    if event == "ping":
+        return JsonResponse({"pong": True})
+    delivery_id = request.headers.get("X-GitHub-Delivery", "").strip()
+    if not delivery_id or len(delivery_id) > MAX_DELIVERY_ID:
+        return _error("missing or overlong X-GitHub-Delivery", 400)
+    try:
+        wanted = github_run_request(event, _payload(body))
+    except PayloadError as exc:
+        return _error(str(exc), 400)
+    return _start(integration, Provider.GITHUB, delivery_id, wanted)
+
+
+@csrf_exempt
+@require_POST
+def gitlab_hook(request: HttpRequest, project_id: int) -> JsonResponse:
+    integration = _integration_or_404(project_id)
+    if not verify_gitlab_token(integration.gitlab_token, request.headers.get("X-Gitlab-Token")):
+        return _error("bad or missing X-Gitlab-Token", 401)
+    body = request.body
+    # Without an event UUID (older GitLab), identical bodies count as the same delivery.
+    delivery_id = request.headers.get("X-Gitlab-Event-UUID", "").strip() or "sha256:" + hashlib.sha256(body).hexdigest()
+    if len(delivery_id) > MAX_DELIVERY_ID:
+        return _error("overlong X-Gitlab-Event-UUID", 400)
+    try:
+        wanted = gitlab_run_request(request.headers.get("X-Gitlab-Event", ""), _payload(body))
+    except PayloadError as exc:
+        return _error(str(exc), 400)
+    return _start(integration, Provider.GITLAB, delivery_id, wanted)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class NotebookConfig(AppConfig):
+    name = "migrator.notebook"
+    label = "notebook"

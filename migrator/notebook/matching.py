@@ -1,0 +1,106 @@
+"""Match a finished stage's log and diagnostics against every notebook signature.
+
+The compiled matcher is cached per process and rebuilt only when signatures or entries change
+(a fingerprint query decides). Results are stored as StageMatch rows, best first.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterable
+
+from django.db import transaction
+from django.db.models import Count, F, Max
+
+from migrator.lib.signatures import Matcher, MatchResults, SignatureSpec, compile_signatures
+from migrator.notebook.models import Entry, Signature, StageMatch
+from migrator.projects.constants import StageState
+from migrator.projects.models import LogChunk, Stage
+
+MAX_MATCHES = 10
+DIAGNOSTIC_KEYS = ("diagnostics", "problems", "undefined_references", "missing_libraries", "link_problems")
+_cache_lock = threading.Lock()
+_cache: dict[str, Any] = {"fingerprint": None, "matcher": None}
+
+
+def _fingerprint() -> tuple[object, ...]:
+    sigs = Signature.objects.aggregate(n=Count("pk"), last=Max("pk"))
+    entries = Entry.objects.aggregate(n=Count("pk"), changed=Max("updated_at"))
+    return (sigs["n"], sigs["last"], entries["n"], entries["changed"])
+
+
+def current_matcher() -> Matcher:
+    fingerprint = _fingerprint()
+    with _cache_lock:
+        if _cache["fingerprint"] != fingerprint:
+            specs = [SignatureSpec(e, s, k, p) for s, e, k, p in Signature.objects.values_list("pk", "entry_id", "kind", "pattern")]
+            _cache["matcher"] = compile_signatures(specs)
+            _cache["fingerprint"] = fingerprint
+        return _cache["matcher"]  # type: ignore[no-any-return]
+
+
+def diagnostic_lines(data: dict[str, Any]) -> list[str]:
+    """Structured problems of a stage as log-like lines (file:line:col: severity: message)."""
+    lines: list[str] = []
+    for key in DIAGNOSTIC_KEYS:
+        items = data.get(key)
+        if not isinstance(items, list):
+            continue
+        for item in items[:5000]:
+            if isinstance(item, dict):
+                where = ":".join(str(item[k]) for k in ("file", "line", "column") if item.get(k) not in (None, ""))
+                what = item.get("message") or item.get("symbol") or item.get("library") or ""
+                severity = item.get("severity", "")
+                lines.append(f"{where}: {severity}: {what}".strip(": "))
+            else:
+                lines.append(str(item))
+    classification = data.get("classification")
+    if isinstance(classification, dict) and classification.get("evidence"):
+        lines.append(str(classification["evidence"]))
+    return lines
+
+
+def stage_text(stage: Stage) -> tuple[str, int]:
+    """The stage's whole log followed by its diagnostics; also the number of log lines."""
+    log = "".join(LogChunk.objects.filter(stage=stage).order_by("offset").values_list("text", flat=True))
+    log_lines = log.count("\n") + (0 if log.endswith("\n") or not log else 1)
+    extra = diagnostic_lines(stage.data or {})
+    return (log + ("\n" if log and not log.endswith("\n") else "") + "\n".join(extra)), log_lines
+
+
+def worth_matching(stage: Stage) -> bool:
+    if stage.state == StageState.FAILED:
+        return True
+    if stage.state != StageState.PASSED:
+        return False
+    data = stage.data or {}
+    totals = data.get("totals") if isinstance(data.get("totals"), dict) else {}
+    return bool(data.get("diagnostics")) or bool(totals.get("unconverted"))
+
+
+def match_text(text: str) -> MatchResults:
+    return current_matcher().match(text)
+
+
+@transaction.atomic
+def record_matches(stage: Stage, results: Iterable[Any]) -> list[StageMatch]:
+    # Entries this run already counted (this stage's earlier matching included): count a run once.
+    earlier = set(StageMatch.objects.filter(stage__run_id=stage.run_id).values_list("entry_id", flat=True))
+    StageMatch.objects.filter(stage=stage).delete()
+    rows = []
+    for rank, match in enumerate(list(results)[:MAX_MATCHES], start=1):
+        rows.append(StageMatch(
+            stage=stage, entry_id=match.entry_id, rank=rank, signature_count=len(match.signature_ids),
+            line_count=match.line_count, line_numbers=match.line_numbers, lines=match.lines,
+        ))
+    StageMatch.objects.bulk_create(rows)
+    new_for_run = [r.entry_id for r in rows if r.entry_id not in earlier]
+    Entry.objects.filter(pk__in=new_for_run).update(matched_runs=F("matched_runs") + 1)
+    return rows
+
+
+def match_stage(stage: Stage) -> list[StageMatch]:
+    """Match a finished stage (failed, or passed with warnings) and store the results."""
+    if not worth_matching(stage):
+        return []
+    text, _ = stage_text(stage)
+    return record_matches(stage, match_text(text))

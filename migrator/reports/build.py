@@ -1,0 +1,98 @@
+"""A run's report as one JSON-ready dict; ``render_markdown`` turns it into a PR-sized comment.
+
+``build_report(run)`` reads the run, its stages' stored data, the notebook matches and the
+previous run of the same project (for the comparison). It never fails on odd stage data.
+"""
+from __future__ import annotations
+
+from django.conf import settings as django_settings
+from django.urls import reverse
+
+from migrator.projects.models import Run
+from migrator.reports.compare import compare_reports
+from migrator.reports.jsondata import JsonDict
+from migrator.reports.markdown import render_markdown
+from migrator.reports.notebook_bridge import notebook_matches
+from migrator.reports.prlinks import parse_pr_url
+from migrator.reports.sections import (
+    build_fixes_section,
+    compile_section,
+    findings_section,
+    link_section,
+    smoke_section,
+    translation_section,
+)
+
+__all__ = ["absolute_url", "build_report", "previous_run", "render_markdown"]
+REPORT_SCHEMA = 1
+
+
+def absolute_url(path: str) -> str:
+    """``path`` on the public address of this dashboard (MIGRATOR_PUBLIC_URL), for links leaving the site."""
+    base = str(getattr(django_settings, "MIGRATOR_PUBLIC_URL", "") or "http://localhost:8000")
+    return base.rstrip("/") + path
+
+
+def previous_run(run: Run) -> Run | None:
+    return run.project.runs.filter(number__lt=run.number).order_by("-number").first()
+
+
+def _iso(value: object) -> str | None:
+    isoformat = getattr(value, "isoformat", None)
+    return str(isoformat(timespec="seconds")) if callable(isoformat) else None
+
+
+def _source(run: Run) -> JsonDict:
+    archive = run.archive
+    return {
+        "kind": run.source_kind, "git_url": run.git_url, "ref": run.ref, "commit": run.commit_sha,
+        "archive_name": archive.original_name if archive else None,
+        "archive_sha256": archive.sha256 if archive else None,
+        "pinned": run.pinned_source,
+    }
+
+
+def _run_facts(run: Run) -> JsonDict:
+    return {
+        "id": run.pk, "number": run.number, "state": run.state, "trigger": run.trigger,
+        "created_at": _iso(run.created_at), "started_at": _iso(run.started_at), "finished_at": _iso(run.finished_at),
+        "duration_s": run.duration_s, "pr_url": run.pr_url,
+        "url": absolute_url(reverse("reports:run", args=[run.pk])),
+        "run_page": absolute_url(reverse("projects:run", args=[run.pk])),
+    }
+
+
+def _core(run: Run) -> JsonDict:
+    stages = list(run.stages.all())
+    # A stage that did not run here ("not available") has nothing to report.
+    data = {s.name: s.data if isinstance(s.data, dict) and not s.data.get("not_available") else {} for s in stages}
+    pr = parse_pr_url(run.pr_url) if run.pr_url else None
+    return {
+        "schema": REPORT_SCHEMA,
+        "project": {"id": run.project_id, "name": run.project.name, "team": run.project.team.name},
+        "run": _run_facts(run),
+        "state": run.state,
+        "pull_request": pr.to_dict() if pr else ({"url": run.pr_url} if run.pr_url else None),
+        "source": _source(run),
+        "stages": [
+            {"name": s.name, "state": s.state, "summary": s.summary, "duration_s": s.duration_s,
+             "not_available": isinstance(s.data, dict) and bool(s.data.get("not_available"))}
+            for s in stages
+        ],
+        "translation": translation_section(data.get("hipify", {})),
+        "findings": findings_section(data.get("scan", {})),
+        "build_fixes": build_fixes_section(data.get("hipify", {}), data.get("scan", {})),
+        "compile": compile_section(data.get("compile", {})),
+        "link": link_section(data.get("link", {})),
+        "smoke": smoke_section(data.get("smoke", {})),
+    }
+
+
+def build_report(run: Run) -> JsonDict:
+    """The full report of ``run``, with notebook matches and the comparison with the previous run."""
+    run = Run.objects.select_related("project", "project__team", "archive").get(pk=run.pk)
+    report = _core(run)
+    report["notebook_matches"] = notebook_matches(run)
+    before = previous_run(run)
+    report["comparison"] = compare_reports(_core(before), report) if before else None
+    return report

@@ -1,0 +1,109 @@
+"""Commit statuses and PR comments through the GitHub or GitLab REST API, with retries.
+
+Only transient failures (5xx, 429, connection errors, time-outs) are retried, with exponential
+back-off and a small maximum; any other answer is final. Nothing here raises for HTTP trouble:
+every call returns a ``HostAnswer`` that the caller records.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import httpx
+
+MAX_ATTEMPTS = 3
+BACKOFF_S = 0.5  # 0.5 s, 1 s, ... between attempts
+TIMEOUT_S = 10.0
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+STATUS_CONTEXT = "migrator"
+
+
+@dataclass
+class HostAnswer:
+    ok: bool
+    url: str
+    http_status: int | None = None
+    attempts: int = 0
+    error: str = ""
+    body: dict[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class HostClient:
+    kind: str  # "github" | "gitlab"
+    api_url: str
+    token: str
+    backoff_s: float = BACKOFF_S
+    max_attempts: int = MAX_ATTEMPTS
+
+    def headers(self) -> dict[str, str]:
+        if self.kind == "gitlab":
+            return {"PRIVATE-TOKEN": self.token}
+        return {"Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28"}
+
+    def project_path(self, repo: str) -> str:
+        return f"/projects/{quote(repo, safe='')}" if self.kind == "gitlab" else f"/repos/{repo}"
+
+    def request(self, method: str, path: str, payload: dict[str, object]) -> HostAnswer:
+        url = self.api_url.rstrip("/") + path
+        answer = HostAnswer(ok=False, url=url)
+        with httpx.Client(timeout=TIMEOUT_S, headers=self.headers()) as client:
+            for attempt in range(1, self.max_attempts + 1):
+                answer.attempts = attempt
+                if _attempt(client, method, url, payload, answer):
+                    return answer
+                if attempt < self.max_attempts:
+                    time.sleep(self.backoff_s * 2 ** (attempt - 1))
+        return answer
+
+
+def _attempt(client: httpx.Client, method: str, url: str, payload: dict[str, object], answer: HostAnswer) -> bool:
+    """One try; True when the answer is final (success or a non-retryable status)."""
+    try:
+        response = client.request(method, url, json=payload)
+    except httpx.HTTPError as exc:
+        answer.error = f"{type(exc).__name__}: {exc}"[:500]
+        answer.http_status = None
+        return False
+    answer.http_status = response.status_code
+    if response.is_success:
+        answer.ok, answer.error = True, ""
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        answer.body = body if isinstance(body, dict) else None
+        return True
+    answer.error = f"HTTP {response.status_code}: {response.text[:300]}"
+    return response.status_code not in RETRY_STATUSES
+
+
+GITHUB_STATES = {"pending": "pending", "passed": "success", "failed": "failure", "cancelled": "error"}
+GITLAB_STATES = {"pending": "running", "passed": "success", "failed": "failed", "cancelled": "canceled"}
+
+
+def post_commit_status(client: HostClient, repo: str, sha: str, state: str, description: str, target_url: str) -> HostAnswer:
+    """``state`` is pending/passed/failed/cancelled, mapped to the host's vocabulary."""
+    path = f"{client.project_path(repo)}/statuses/{sha}"
+    if client.kind == "gitlab":
+        payload: dict[str, object] = {"state": GITLAB_STATES[state], "name": STATUS_CONTEXT,
+                                      "description": description[:140], "target_url": target_url}
+    else:
+        payload = {"state": GITHUB_STATES[state], "context": STATUS_CONTEXT,
+                   "description": description[:140], "target_url": target_url}
+    return client.request("POST", path, payload)
+
+
+def create_comment(client: HostClient, repo: str, number: int, body: str) -> HostAnswer:
+    if client.kind == "gitlab":
+        return client.request("POST", f"{client.project_path(repo)}/merge_requests/{number}/notes", {"body": body})
+    return client.request("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})
+
+
+def update_comment(client: HostClient, repo: str, number: int, comment_id: str, body: str) -> HostAnswer:
+    if client.kind == "gitlab":
+        path = f"{client.project_path(repo)}/merge_requests/{number}/notes/{comment_id}"
+        return client.request("PUT", path, {"body": body})
+    return client.request("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", {"body": body})

@@ -1,0 +1,207 @@
+"""Markdown for a report, sized for a pull-request comment.
+
+Each part is a collapsible ``<details>`` block. GitHub refuses comments over 65,536 characters,
+so parts that do not fit are left out, with a link to the full report page in their place.
+"""
+from __future__ import annotations
+
+from migrator.reports.jsondata import (
+    JsonDict,
+    as_dict,
+    as_dicts,
+    as_float,
+    as_int,
+    as_list,
+    as_str,
+)
+
+GITHUB_COMMENT_LIMIT = 65_536
+ICONS = {"passed": "✅", "failed": "❌", "skipped": "⏭️", "cancelled": "⛔", "running": "⏳", "queued": "🕒"}
+TRUNCATION_NOTE = "\n\n> ✂️ This report is longer than a comment allows; parts are left out. [Full report]({url})\n"
+
+
+def cell(value: object) -> str:
+    """Text safe inside a table cell: no HTML, no pipes, one line."""
+    text = as_str(value, 300).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def code(value: object) -> str:
+    text = as_str(value, 300).replace("`", "'").replace("|", "\\|").replace("\n", " ")
+    return f"`{text}`" if text else ""
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def details(summary: str, body: str, open_: bool = False) -> str:
+    return f"<details{' open' if open_ else ''}><summary>{cell(summary)}</summary>\n\n{body}\n\n</details>"
+
+
+def _seconds(value: object) -> str:
+    number = as_float(value)
+    return f"{number:.1f} s" if number is not None else ""
+
+
+def _header(report: JsonDict) -> str:
+    run, source, project = as_dict(report.get("run")), as_dict(report.get("source")), as_dict(report.get("project"))
+    state = as_str(report.get("state"))
+    lines = [f"## {ICONS.get(state, '')} Migrator: {cell(project.get('name'))} run #{as_int(run.get('number'))} {cell(state)}", ""]
+    if source.get("archive_sha256"):
+        lines.append(f"**Source:** archive {code(source.get('archive_name'))}, sha256 {code(source.get('archive_sha256'))}")
+    else:
+        ref = f" at {code(source.get('ref'))}" if source.get("ref") else ""
+        commit = f", commit {code(source.get('commit'))}" if source.get("commit") else ""
+        lines.append(f"**Source:** {code(source.get('git_url'))}{ref}{commit}")
+    pr = as_dict(report.get("pull_request"))
+    if pr.get("url"):
+        lines.append(f"**Pull request:** {cell(pr.get('url'))}")
+    lines.append(f"**Full report:** [{cell(run.get('url'))}]({as_str(run.get('url'))})")
+    rows = [[cell(s.get("name")), f"{ICONS.get(as_str(s.get('state')), '')} {cell(s.get('state'))}",
+             _seconds(s.get("duration_s")), cell(s.get("summary"))] for s in as_dicts(report.get("stages"))]
+    return "\n".join(lines) + "\n\n" + table(["Stage", "State", "Time", "Summary"], rows)
+
+
+def _comparison(report: JsonDict) -> str:
+    comparison = as_dict(report.get("comparison"))
+    if not comparison:
+        return ""
+    marks = {"better": "🟢 better", "worse": "🔴 worse", "same": "same"}
+    rows = [[cell(c.get("what")), cell(c.get("before")), cell(c.get("after")), marks.get(as_str(c.get("direction")), "")]
+            for c in as_dicts(comparison.get("changes")) if c.get("direction") != "same"]
+    body = table(["What", "Before", "After", ""], rows) if rows else "No stage state or count changed."
+    for label, key in (("New findings", "new_findings"), ("Resolved findings", "resolved_findings")):
+        items = as_list(comparison.get(key))
+        if items:
+            body += f"\n\n**{label}:** " + ", ".join(code(i) for i in items)
+    previous = as_dict(comparison.get("previous_run"))
+    title = f"Compared with run #{as_int(previous.get('number'))}: {as_str(comparison.get('verdict'))}"
+    return details(title, body, open_=as_int(comparison.get("worse")) > 0)
+
+
+def _translation(report: JsonDict) -> str:
+    t = as_dict(report.get("translation"))
+    if not t:
+        return ""
+    families = sorted(set(as_dict(t.get("converted_by_family"))) | set(as_dict(t.get("unconverted_by_family"))))
+    converted, unconverted = as_dict(t.get("converted_by_family")), as_dict(t.get("unconverted_by_family"))
+    body = table(["Family", "Converted", "Unconverted"],
+                 [[cell(f), str(as_int(converted.get(f))), str(as_int(unconverted.get(f)))] for f in families])
+    top = as_dicts(t.get("top_unconverted"))
+    if top:
+        rows = [[code(u.get("name")), str(as_int(u.get("count"))), cell(u.get("family")),
+                 ", ".join(code(loc) for loc in as_list(u.get("locations")))] for u in top]
+        body += "\n\n**Top unconverted APIs**\n\n" + table(["API", "Count", "Family", "Where"], rows)
+    title = (f"Translation ({cell(t.get('engine'))}): {as_int(t.get('changed'))} of {as_int(t.get('files'))} files changed, "
+             f"{as_int(t.get('converted_total'))} converted, {as_int(t.get('unconverted_total'))} unconverted")
+    return details(title, body)
+
+
+def _findings(report: JsonDict) -> str:
+    f = as_dict(report.get("findings"))
+    if not f:
+        return ""
+    severity = as_dict(f.get("by_severity"))
+    rows = [[cell(r.get("severity")), code(r.get("rule_id")), f"{code(r.get('file'))}:{as_int(r.get('line'))}",
+             code(r.get("text")), "yes" if r.get("fixable") else "", cell(r.get("notebook_slug"))]
+            for r in as_dicts(f.get("top"))]
+    body = table(["Severity", "Rule", "Where", "Text", "Fixable", "Notebook"], rows) if rows else "No findings."
+    readiness = as_dict(f.get("readiness"))
+    share = as_float(readiness.get("translatable_share"))
+    if share is not None:
+        body += f"\n\n**Readiness:** {share:.0%} of {as_int(readiness.get('references_total'))} CUDA references translatable"
+        needed = as_list(readiness.get("rocm_libraries_needed"))
+        body += f"; ROCm libraries needed: {', '.join(code(x) for x in needed)}" if needed else ""
+    title = (f"Build-file findings: {as_int(f.get('total'))} ({as_int(severity.get('error'))} errors, "
+             f"{as_int(severity.get('warning'))} warnings, {as_int(f.get('fixable'))} fixable)")
+    return details(title, body)
+
+
+def _fixes(report: JsonDict) -> str:
+    fixes = as_dicts(report.get("build_fixes"))
+    if not fixes:
+        return ""
+    rows = [[code(x.get("rule_id")), f"{code(x.get('file'))}:{as_int(x.get('line'))}", code(x.get("before")), code(x.get("after"))]
+            for x in fixes[:50]]
+    return details(f"Applied build fixes: {len(fixes)}", table(["Rule", "Where", "Before", "After"], rows))
+
+
+def _compile(report: JsonDict) -> str:
+    c = as_dict(report.get("compile"))
+    if not c:
+        return ""
+    rows = [[cell(d.get("severity")), f"{code(d.get('file'))}:{as_int(d.get('line'))}", cell(d.get("message")), code(d.get("flag"))]
+            for d in as_dicts(c.get("top_diagnostics"))]
+    body = table(["Severity", "Where (original source)", "Message", "Flag"], rows) if rows else "No diagnostics."
+    failed = as_list(c.get("failed_files"))
+    if failed:
+        body = "**Failed files:** " + ", ".join(code(x) for x in failed[:30]) + "\n\n" + body
+    if c.get("project_build_error"):
+        body = f"**Project build:** {cell(c.get('project_build_error'))}\n\n" + body
+    title = (f"Compile: {as_int(c.get('files'))} files, {as_int(c.get('errors'))} errors, {as_int(c.get('warnings'))} warnings "
+             f"(cache {as_int(c.get('cache_hits'))} hits)")
+    return details(title, body, open_=as_int(c.get("errors")) > 0)
+
+
+def _link(report: JsonDict) -> str:
+    link = as_dict(report.get("link"))
+    if not link:
+        return ""
+    targets = ", ".join(f"{code(t.get('name'))} {cell(t.get('status'))}" for t in as_dicts(link.get("targets")))
+    rows = [[cell(p.get("kind")), code(p.get("symbol") or p.get("library")), code(p.get("replacement")), cell(p.get("message"))]
+            for p in as_dicts(link.get("problems"))]
+    body = f"**Targets:** {targets or 'none'}" + ("\n\n" + table(["Problem", "Symbol/library", "ROCm replacement", "Message"], rows) if rows else "")
+    return details(f"Link: {as_int(link.get('problems_total'))} problems", body, open_=bool(rows))
+
+
+def _smoke(report: JsonDict) -> str:
+    s = as_dict(report.get("smoke"))
+    if not s:
+        return ""
+    lines = [f"**Exit:** {cell(s.get('signal') or s.get('exit_code'))} in {_seconds(s.get('duration_s'))}" if s.get("ran") else "**Not run.**"]
+    if s.get("classification"):
+        lines.append(f"**Classified as:** {code(s.get('classification'))}: {cell(s.get('evidence'))}")
+    checks = as_dicts(s.get("checks"))
+    if checks:
+        rows = [[cell(c.get("name")), "skipped" if c.get("skipped") else "✅" if c.get("passed") else "❌", cell(c.get("detail"))] for c in checks]
+        lines.append(table(["Check", "Result", "Detail"], rows))
+    reference = as_dict(s.get("reference"))
+    if reference:
+        lines.append(f"**CUDA reference:** {cell(reference.get('summary') or 'not available')}; "
+                     f"comparison {cell(reference.get('comparison') or 'not made')} {cell(reference.get('comparison_detail'))}")
+    title = f"Smoke: {cell(s.get('classification') or ('ran' if s.get('ran') else 'not run'))}"
+    return details(title, "\n\n".join(lines))
+
+
+def _notebook(report: JsonDict) -> str:
+    matches = as_dicts(report.get("notebook_matches"))
+    if not matches:
+        return ""
+    rows = [[cell(m.get("stage")), f"[{cell(m.get('title') or m.get('slug'))}]({as_str(m.get('url'))})" if m.get("url")
+             else cell(m.get("title") or m.get("slug")), code(m.get("line"))] for m in matches[:30]]
+    return details(f"Error notebook matches: {len(matches)}", table(["Stage", "Entry", "Matched line"], rows), open_=True)
+
+
+SECTIONS = (_comparison, _translation, _findings, _fixes, _compile, _link, _smoke, _notebook)
+
+
+def render_markdown(report: JsonDict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """The report as Markdown of at most ``limit`` characters (parts that do not fit are left out)."""
+    url = as_str(as_dict(report.get("run")).get("url"), 1000)
+    note = TRUNCATION_NOTE.format(url=url)
+    parts = [_header(report)] + [text for text in (section(report) for section in SECTIONS) if text]
+    full = "\n\n".join(parts) + "\n"
+    if len(full) <= limit:
+        return full
+    kept: list[str] = []
+    budget = limit - len(note)
+    for part in parts:
+        if sum(len(p) + 2 for p in kept) + len(part) + 2 <= budget:
+            kept.append(part)
+    text = "\n\n".join(kept)
+    if not kept:
+        text = parts[0][: max(0, budget)]
+    return (text + note)[:limit]

@@ -1,0 +1,77 @@
+"""GitLab webhooks: the shared token, merge request and push hooks, deduplication."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from migrator.integrations.models import ProjectIntegration, WebhookDelivery
+from migrator.projects import actions
+from migrator.projects.models import Project, Run
+
+pytestmark = pytest.mark.django_db
+TOKEN = "gl-token-1"
+SHA = "89abcdef0123456789abcdef0123456789abcdef"
+MR_URL = "https://gitlab.example.com/group/demo/-/merge_requests/4"
+
+
+def mr_payload(action: str = "open", **extra: object) -> dict[str, object]:
+    attributes = {"action": action, "url": MR_URL, "iid": 4, "last_commit": {"id": SHA}, **extra}
+    return {"object_kind": "merge_request", "object_attributes": attributes}
+
+
+def post(client: Client, project: Project, event: str, payload: object, *, token: str | None = TOKEN,
+         uuid: str | None = None):  # type: ignore[no-untyped-def]
+    headers = {"HTTP_X_GITLAB_EVENT": event}
+    if token is not None:
+        headers["HTTP_X_GITLAB_TOKEN"] = token
+    if uuid is not None:
+        headers["HTTP_X_GITLAB_EVENT_UUID"] = uuid
+    return client.post(f"/hooks/gitlab/{project.pk}", json.dumps(payload), content_type="application/json", **headers)
+
+
+@pytest.fixture
+def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+    project = actions.create_project(team_user[1], "demo", user=None, git_url="https://gitlab.example.com/group/demo.git")
+    ProjectIntegration.objects.create(project=project, gitlab_token=TOKEN, host_kind="gitlab")
+    return project
+
+
+def test_an_opened_merge_request_starts_a_run(client: Client, project: Project) -> None:
+    response = post(client, project, "Merge Request Hook", mr_payload(), uuid="u-1")
+    assert response.status_code == 201
+    run = Run.objects.get()
+    assert (run.ref, run.pr_url, run.trigger) == (SHA, MR_URL, "webhook")
+
+
+@pytest.mark.parametrize("token", [None, "", "wrong", TOKEN + "x"])
+def test_a_missing_or_wrong_token_is_refused(client: Client, project: Project, token: str | None) -> None:
+    assert post(client, project, "Merge Request Hook", mr_payload(), token=token).status_code == 401
+    assert Run.objects.count() == 0 and WebhookDelivery.objects.count() == 0
+
+
+def test_the_event_uuid_deduplicates(client: Client, project: Project) -> None:
+    assert post(client, project, "Merge Request Hook", mr_payload(), uuid="u-2").status_code == 201
+    assert post(client, project, "Merge Request Hook", mr_payload(), uuid="u-2").status_code == 200
+    assert post(client, project, "Merge Request Hook", mr_payload(), uuid="u-3").status_code == 201
+    assert Run.objects.count() == 2
+
+
+def test_without_a_uuid_an_identical_body_is_a_replay(client: Client, project: Project) -> None:
+    assert post(client, project, "Push Hook", {"checkout_sha": SHA, "ref": "refs/heads/main"}).status_code == 201
+    assert post(client, project, "Push Hook", {"checkout_sha": SHA, "ref": "refs/heads/main"}).status_code == 200
+    assert Run.objects.count() == 1 and Run.objects.get().pr_url == ""
+
+
+def test_an_update_without_new_commits_needs_no_run(client: Client, project: Project) -> None:
+    assert post(client, project, "Merge Request Hook", mr_payload("update")).status_code == 202
+    assert post(client, project, "Merge Request Hook", mr_payload("update", oldrev="1" * 40)).status_code == 201
+    assert post(client, project, "Merge Request Hook", mr_payload("merge")).status_code == 202
+    assert Run.objects.count() == 1
+
+
+def test_unknown_events_get_400(client: Client, project: Project) -> None:
+    assert post(client, project, "Issue Hook", {"object_kind": "issue"}).status_code == 400
+    assert post(client, project, "Merge Request Hook", {"object_attributes": "nope"}).status_code == 400
+    assert Run.objects.count() == 0 and WebhookDelivery.objects.count() == 0

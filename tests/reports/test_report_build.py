@@ -1,0 +1,85 @@
+"""Reports built from real pipeline runs: source, stages, translation account, findings, comparison."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from migrator.projects import actions
+from migrator.projects.models import Project, Run
+from migrator.reports.build import build_report, render_markdown
+from tests.conftest import VADD_CU, make_tar_gz
+from worker.pipeline import run_sync
+
+pytestmark = pytest.mark.django_db
+
+SHFL_CU = VADD_CU.replace("c[i] = a[i] + b[i];", "c[i] = __shfl_sync(0xffffffff, a[i], 0) + b[i];")
+CMAKE = "cmake_minimum_required(VERSION 3.18)\nproject(demo LANGUAGES CXX CUDA)\nfind_package(CUDA REQUIRED)\n"
+
+
+def run_archive(project: Project, files: dict[str, str]) -> Run:
+    archive = actions.store_archive(project, io.BytesIO(make_tar_gz(files)), "demo.tar.gz", None)
+    return run_sync(actions.create_run(project, user=None, archive=archive))
+
+
+@pytest.fixture
+def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+    return actions.create_project(team_user[1], "demo", user=team_user[0])
+
+
+def test_it_reports_the_scan_and_translation_of_a_real_run(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch", "scan", "hipify")
+    run = run_archive(project, {"src/vadd.cu": SHFL_CU, "CMakeLists.txt": CMAKE})
+    report = build_report(run)
+    assert report["state"] == "passed" and report["source"]["archive_sha256"] == run.archive.sha256
+    states = {s["name"]: s["state"] for s in report["stages"]}
+    assert states["scan"] == "passed" and states["hipify"] == "passed" and states["compile"] == "skipped"
+    translation = report["translation"]
+    assert translation["converted_total"] > 0 and translation["converted_by_family"]
+    top = translation["top_unconverted"][0]
+    assert top["name"] == "__shfl_sync" and top["locations"][0].startswith("src/vadd.cu:")
+    assert translation["unconverted_total"] == sum(translation["unconverted_by_family"].values())
+    findings = report["findings"]
+    assert findings["total"] >= 1 and any(f["file"] == "CMakeLists.txt" for f in findings["top"])
+    assert report["comparison"] is None and report["notebook_matches"] == []
+    json.dumps(report)  # the JSON export must serialise as is
+    markdown = render_markdown(report)
+    assert "<details>" in markdown and "`__shfl_sync`" in markdown and f"/runs/{run.pk}/report" in markdown
+
+
+def test_it_compares_with_the_previous_run_of_the_project(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch", "scan", "hipify")
+    first = run_archive(project, {"src/vadd.cu": VADD_CU})
+    second = run_archive(project, {"src/vadd.cu": SHFL_CU, "CMakeLists.txt": CMAKE})
+    comparison = build_report(second)["comparison"]
+    assert comparison["previous_run"]["number"] == first.number
+    by_what = {c["what"]: c for c in comparison["changes"]}
+    unconverted = by_what["unconverted references"]
+    assert (unconverted["before"], unconverted["after"], unconverted["direction"]) == (0, 1, "worse")
+    assert by_what["build-file findings"]["direction"] == "worse"
+    assert comparison["new_findings"] and comparison["verdict"] == "worse"
+    assert "Compared with run #1: worse" in render_markdown(build_report(second))
+
+
+def test_it_marks_stages_that_got_better(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    run_archive(project, {"src/vadd.cu": VADD_CU})
+    only_stages("fetch", "scan")
+    second = run_archive(project, {"src/vadd.cu": VADD_CU})
+    changes = build_report(second)["comparison"]["changes"]
+    assert {"what": "stage scan", "before": "skipped", "after": "passed", "direction": "better"} in changes
+
+
+def test_it_reads_odd_or_missing_stage_data_without_failing(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+    only_stages()
+    run = run_archive(project, {"src/vadd.cu": VADD_CU})
+    run.stages.filter(name="hipify").update(data={"totals": "not a dict", "files": [1, None]})
+    run.stages.filter(name="compile").update(data={"files": [{"status": "failed", "errors": "2"}], "diagnostics": None})
+    run.stages.filter(name="smoke").update(data={"execution": None, "classification": {"kind": "no-device"}})
+    report = build_report(run)
+    assert report["translation"] is None
+    assert report["compile"]["errors"] == 2 and report["compile"]["failed_files"] == [""]
+    assert report["smoke"]["ran"] is False and report["smoke"]["classification"] == "no-device"
+    assert "Smoke: no-device" in render_markdown(report)
+

@@ -1,0 +1,29 @@
+import datetime
+import os
+
+from worker.runner.heartbeat import (
+    build_heartbeat,
+    parse_hipcc_version,
+    parse_nvcc_version,
+)
+
+
+def test_rocm_heartbeat_names_host_queues_toolchain_and_fake_gpus(monkeypatch):
+    monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a,gfx942")
+    beat = build_heartbeat("rocm", ["rocm"])
+    assert beat["pid"] == os.getpid() and beat["host"] and beat["queues"] == ["rocm"]
+    assert [g["arch"] for g in beat["gpus"]] == ["gfx90a", "gfx942"] and beat["gpus_fake"]
+    assert beat["toolchain"]["hipconfig"] and beat["toolchain"]["hipcc"]  # hipcc is installed here
+    assert datetime.datetime.fromisoformat(beat["time"]).tzinfo is not None
+
+
+def test_cuda_heartbeat_reports_nvcc_and_why_there_is_no_gpu(monkeypatch):
+    monkeypatch.delenv("MIGRATOR_FAKE_GPUS", raising=False)
+    beat = build_heartbeat("cuda", ["cuda"])
+    assert beat["toolchain"]["nvcc"] and beat["toolchain"]["nvcc"][0].isdigit()
+    assert beat["gpus"] == [] and not beat["gpus_fake"] and "nvidia-smi" in beat["gpu_reason"]
+
+
+def test_version_parsers():
+    assert parse_nvcc_version("Cuda compilation tools, release 13.0, V13.0.88\n") == "13.0.88"
+    assert parse_hipcc_version("HIP version: 5.2.21153-0\nclang version 15") == "5.2.21153-0"

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from worker.context import StageContext, Workspace
+from worker.project_settings import ProjectSettings
+from worker.stages import scan
+
+KERNEL = """#include <cuda_runtime.h>
+__global__ void add(float* a) { a[threadIdx.x] += 1.0f; }
+int main() { float* d; cudaMalloc(&d, 4); add<<<1, 1>>>(d); cudaDeviceSynchronize(); return 0; }
+"""
+
+
+def _context(root: Path, logs: list[str]) -> StageContext:
+    return StageContext(run_id=1, project_id=1, workspace=Workspace(root), settings=ProjectSettings(),
+                        cache_dir=root / "cache", source_spec={"kind": "archive"}, log=logs.append)
+
+
+def _write_source(root: Path) -> None:
+    source = Workspace(root).source
+    (source / "src").mkdir(parents=True)
+    (source / "src" / "add.cu").write_text(KERNEL)
+    (source / "Makefile").write_text("app: src/add.cu\n\tnvcc -arch=sm_80 -o app src/add.cu -lcudart\n")
+    (source / "requirements.txt").write_text("torch==2.3.0+cu121\n")
+    (source / "third_party").mkdir()
+    (source / "third_party" / "Makefile").write_text("all:\n\tnvcc x.cu\n")
+
+
+def test_the_stage_passes_with_inventory_findings_and_readiness(tmp_path: Path) -> None:
+    _write_source(tmp_path)
+    logs: list[str] = []
+    result = scan.run(_context(tmp_path, logs))
+    assert result.outcome == "passed"
+    data = json.loads(json.dumps(result.data))
+    assert data["inventory"]["kernels_count"] == 1 and data["inventory"]["launch_sites_count"] == 1
+    assert data["inventory"]["files_total"] == 3  # third_party is excluded by the default settings
+    rules = [f["rule_id"] for f in data["findings"]]
+    assert rules == ["make.nvcc", "make.nvidia-arch-flag", "make.cuda-link-library", "dependencies.cuda-local-version"]
+    assert data["findings_by_severity"] == {"error": 4}
+    assert data["readiness"]["translatable"] == 2 and data["readiness"]["engine_available"] is True
+    assert "4 errors" in result.summary and "(2 fixable)" in result.summary
+    assert all(line.endswith("\n") for line in logs)
+
+
+def test_the_stage_writes_full_findings_to_the_artifact(tmp_path: Path) -> None:
+    _write_source(tmp_path)
+    result = scan.run(_context(tmp_path, []))
+    artifact = json.loads((tmp_path / result.data["artifact"]).read_text())
+    assert len(artifact["findings"]) == 4
+    assert artifact["findings"][0]["explanation"] and artifact["findings"][0]["fixable"] is True
+
+
+def test_the_stage_fails_when_the_source_tree_is_missing(tmp_path: Path) -> None:
+    result = scan.run(_context(tmp_path, []))
+    assert result.outcome == "failed"
+    assert "missing" in result.summary

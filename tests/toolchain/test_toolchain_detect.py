@@ -1,0 +1,55 @@
+"""Toolchain detection and source-tree discovery (no compiles)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from worker.toolchain.detect import detect_toolchain
+from worker.toolchain.link import inferred_libraries
+from worker.toolchain.sources import detect_cxx_std, scan_tree
+
+
+def test_it_finds_debians_hipcc_and_rocm_layout() -> None:
+    toolchain = detect_toolchain()
+    data = toolchain.to_dict()
+    assert data["hipcc"] == "/usr/bin/hipcc" and data["available"] is True
+    assert str(data["hipcc_version"]).startswith("5.2") and str(data["clang_version"]).startswith("15")
+    assert (data["rocm_path"], data["hip_platform"]) == ("/usr", "amd")
+    assert detect_toolchain() is toolchain  # cached per process
+
+
+def test_it_lists_installed_and_missing_rocm_libraries_with_packages() -> None:
+    libraries = {lib.name: lib for lib in detect_toolchain().libraries}
+    assert libraries["hipRAND"].installed and libraries["hipRAND"].library_found.endswith("libhiprand.so")
+    assert libraries["rocPRIM"].installed  # header-only
+    assert not libraries["MIOpen"].installed and libraries["MIOpen"].package == "miopen-hip-dev"
+    assert not libraries["hipBLAS"].installed and libraries["hipBLAS"].package == "libhipblas-dev"
+    assert libraries["RCCL"].rocm_package == "rccl-dev"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+
+
+def test_it_compiles_every_source_but_not_headers_or_excluded_dirs(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "a.cu": "int x;", "b.cpp": "#include <hip/hip_runtime.h>\n", "c.cpp": "int main() { return 0; }",
+        "d.cuh": "__global__ void k();", "third_party/e.cu": "", "lib/include/pkg/p.h": "",
+        "src/f.hip": '#include "pkg/p.h"\n#include "local.h"\n', "src/local.h": "",
+    })
+    tree = scan_tree(tmp_path, exclude_globs=("third_party/**",))
+    assert tree.translation_units == ["a.cu", "b.cpp", "c.cpp", "src/f.hip"]
+    assert tree.include_dirs == ["lib/include"]
+    assert tree.include_closure("src/f.hip") == (["lib/include/pkg/p.h", "src/local.h"], False)
+
+
+def test_it_takes_the_dialect_from_nvcc_flags_else_defaults_to_cxx17(tmp_path: Path) -> None:
+    assert detect_cxx_std(tmp_path) == "c++17"
+    (tmp_path / "Makefile").write_text("NVCCFLAGS = -O2 -std=c++20 -arch=sm_80\n")
+    assert detect_cxx_std(tmp_path) == "c++20"
+
+
+def test_it_infers_rocm_libraries_from_translated_includes(tmp_path: Path) -> None:
+    write(tmp_path, {"r.hip": "#include <hiprand/hiprand.h>\n#include <hipsparse/hipsparse.h>\n#include <hipcub/hipcub.hpp>\n"})
+    assert inferred_libraries(tmp_path) == ["hiprand", "hipsparse"]

@@ -1,0 +1,70 @@
+"""Translated output compiles with the real hipcc (two compiles: chevron and hipLaunchKernelGGL)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from translator import TranslateOptions, translate_source
+
+PROGRAM = """#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuComplex.h>
+#include <cstdio>
+
+#define CHECK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \\
+    printf("%s\\n", cudaGetErrorString(e_)); return 1; } } while (0)
+
+#if defined(__CUDA_RUNTIME_H__) && CUDART_VERSION >= 10000
+template <typename T>
+__global__ void scale(T* x, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * a;
+  __syncthreads();
+}
+#endif
+
+__global__ void halves(__half* h, cuFloatComplex* z) {
+  h[threadIdx.x] = __hadd(h[threadIdx.x], __float2half(1.0f));
+  z[threadIdx.x] = cuCmulf(z[threadIdx.x], make_cuFloatComplex(0.0f, 1.0f));
+}
+
+int main() {
+  float* d = nullptr;
+  cudaStream_t s;
+  cudaEvent_t start;
+  CHECK(cudaStreamCreate(&s));
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaMalloc(&d, 256 * sizeof(float)));
+  CHECK(cudaMemsetAsync(d, 0, 256 * sizeof(float), s));
+  cudaEventRecord(start, s);
+  scale<float><<<dim3(2), dim3(128), 0, s>>>(d, 2.0f, 256);
+  halves<<<1, 32>>>(nullptr, nullptr);
+  CHECK(cudaGetLastError());
+  CHECK(cudaStreamSynchronize(s));
+  cudaFree(d);
+  return 0;
+}
+"""
+
+
+def hipcc_compile(tmp_path: Path, text: str, name: str) -> subprocess.CompletedProcess[str]:
+    source = tmp_path / name
+    source.write_text(text)
+    env = {**os.environ, "HIP_PLATFORM": "amd"}
+    return subprocess.run(["hipcc", "--offload-arch=gfx90a", "-c", str(source), "-o", str(tmp_path / "out.o")],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+
+
+@pytest.mark.skipif(shutil.which("hipcc") is None, reason="hipcc is not installed")
+@pytest.mark.parametrize("launch_style", ["chevron", "ggl"])
+def test_translated_program_compiles_with_hipcc(tmp_path: Path, launch_style: str) -> None:
+    options = TranslateOptions(target_hip_version="5.2", launch_style=launch_style)  # type: ignore[arg-type]
+    result = translate_source(PROGRAM, "", options)
+    assert result.account.unconverted == []
+    assert ("hipLaunchKernelGGL" in result.text) == (launch_style == "ggl")
+    done = hipcc_compile(tmp_path, result.text, "program.cpp")
+    assert done.returncode == 0, done.stderr[-3000:]

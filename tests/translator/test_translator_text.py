@@ -1,0 +1,66 @@
+"""Words, comments, string literals and includes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from translator import TranslateOptions, translate_source
+
+
+def test_it_keeps_partial_words(hip52: TranslateOptions) -> None:
+    source = "int mycudaMalloc, cudaMalloc_count, my_cudaFree; void cudaMallocWrapper();\n"
+    result = translate_source(source, "", hip52)
+    assert result.text == source
+    assert not result.account.changed
+
+
+def test_it_leaves_comments_and_string_literals_alone(hip52: TranslateOptions) -> None:
+    source = '''void f(float** p) {
+  // cudaMalloc allocates; see cudaFree
+  /* cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice); */
+  const char* msg = "cudaMalloc failed: cudaErrorMemoryAllocation";
+  char q = '"'; cudaMalloc(p, 4); const char* e = "\\"cudaFree\\"";
+}
+'''
+    result = translate_source(source, "", hip52)
+    assert result.text == '#include "hip/hip_runtime.h"\n' + source.replace("cudaMalloc(p, 4)", "hipMalloc(p, 4)")
+    assert result.account.converted == {"memory": 1}
+
+
+def test_it_handles_an_empty_file(hip52: TranslateOptions) -> None:
+    result = translate_source("", "empty.cu", hip52)
+    assert result.text == "" and not result.account.changed
+    assert result.account.to_dict()["converted_total"] == 0
+
+
+def test_it_drops_duplicate_runtime_includes_and_keeps_quote_style(hip52: TranslateOptions) -> None:
+    source = '#include "cuda.h"\n#include "cuda_runtime.h"\n#include <device_launch_parameters.h>\n#include <stdio.h>\n'
+    result = translate_source(source, "", hip52)
+    assert result.text == '#include "hip/hip_runtime.h"\n#include <stdio.h>\n'
+    assert result.account.converted == {"header": 3}
+
+
+def test_it_adds_the_runtime_include_for_runtime_api_use_without_kernels(hip52: TranslateOptions) -> None:
+    result = translate_source("#include <vector>\nvoid f() { cudaDeviceReset(); }\n", "main.cpp", hip52)
+    assert result.text == '#include "hip/hip_runtime.h"\n#include <vector>\nvoid f() { hipDeviceReset(); }\n'
+    plain = translate_source("#include <vector>\nint f() { return 1; }\n", "main.cpp", hip52)
+    assert not plain.account.changed
+
+
+def test_it_leaves_a_local_cuda_h_include_alone(tmp_path: Path, hip52: TranslateOptions) -> None:
+    (tmp_path / "cuda.h").write_text("#pragma once\nint project_helper();\n")
+    source = '#include "cuda.h"\n#include <cuda_runtime.h>\nint g() { return project_helper(); }\n'
+    result = translate_source(source, str(tmp_path / "main.cu"), hip52)
+    assert result.text == '#include "cuda.h"\n#include <hip/hip_runtime.h>\nint g() { return project_helper(); }\n'
+    assert result.account.warnings == ['"cuda.h" is the project\'s own header; left as is']
+
+
+def test_it_does_not_redefine_a_projects_own_copy_of_a_cuda_enum(hip52: TranslateOptions) -> None:
+    source = """enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1 };
+#define cudaSuccess 0
+int copy(cudaMemcpyKind k) { return k == cudaMemcpyHostToDevice ? cudaSuccess : 1; }
+"""
+    result = translate_source(source, "", hip52)
+    assert result.text == source
+    assert result.account.kept_local == ["cudaMemcpyHostToDevice", "cudaMemcpyHostToHost", "cudaMemcpyKind",
+                                         "cudaSuccess"]
+    assert result.account.unconverted == []

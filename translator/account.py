@@ -1,0 +1,92 @@
+"""What a translation changed and what it left behind, per file and per run."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import TypedDict
+
+
+class Finding(TypedDict):
+    name: str
+    line: int
+    column: int
+    reason: str  # unsupported, newer-than-target, removed-in-hip, not-in-hipify-tables / deprecated, removed
+
+
+@dataclass
+class FileAccount:
+    path: str = ""
+    changed: bool = False
+    converted: Counter[str] = field(default_factory=Counter)  # family -> references converted
+    unconverted: list[Finding] = field(default_factory=list)
+    deprecated: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    kept_local: list[str] = field(default_factory=list)  # project-defined CUDA names left alone
+    # CUDA-looking names HIPIFY does not list (mostly the project's own variables): first use of each
+    cuda_like: list[Finding] = field(default_factory=list)
+    renamed_to: str = ""
+    status: str = "translated"  # translated, unchanged, copied, skipped, failed
+
+    @property
+    def converted_total(self) -> int:
+        return sum(self.converted.values())
+
+    def to_dict(self, max_findings: int | None = None) -> dict[str, object]:
+        data = asdict(self)
+        data["converted"] = dict(sorted(self.converted.items()))
+        data["converted_total"] = self.converted_total
+        data["unconverted_total"] = len(self.unconverted)
+        if max_findings is not None:
+            data["unconverted"] = self.unconverted[:max_findings]
+            data["deprecated"] = self.deprecated[:max_findings]
+            data["cuda_like"] = self.cuda_like[:max_findings]
+        return data
+
+
+def _interesting(entry: FileAccount) -> bool:
+    """Worth a row in the compact stage data: changed, skipped, failed, or with findings."""
+    if entry.status in ("translated", "skipped", "failed"):
+        return True
+    return bool(entry.unconverted or entry.deprecated or entry.warnings)
+
+
+@dataclass
+class TreeAccount:
+    source: str
+    destination: str
+    engine: str = "builtin"
+    files: list[FileAccount] = field(default_factory=list)
+    renames: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def totals(self) -> dict[str, object]:
+        converted: Counter[str] = Counter()
+        statuses: Counter[str] = Counter()
+        for item in self.files:
+            converted.update(item.converted)
+            statuses[item.status] += 1
+        unconverted = Counter(f["name"] for item in self.files for f in item.unconverted)
+        return {
+            "files": len(self.files),
+            "by_status": dict(sorted(statuses.items())),
+            "changed": sum(1 for f in self.files if f.changed),
+            "converted": dict(sorted(converted.items())),
+            "converted_total": sum(converted.values()),
+            "unconverted_total": sum(unconverted.values()),
+            "unconverted_names": dict(unconverted.most_common()),
+            "deprecated_total": sum(len(f.deprecated) for f in self.files),
+            "cuda_like_total": sum(len(f.cuda_like) for f in self.files),
+            "warnings_total": sum(len(f.warnings) for f in self.files) + len(self.warnings),
+        }
+
+    def to_dict(self, max_findings: int | None = None, only_interesting: bool = False) -> dict[str, object]:
+        files = [f for f in self.files if not only_interesting or _interesting(f)]
+        return {
+            "source": self.source,
+            "destination": self.destination,
+            "engine": self.engine,
+            "totals": self.totals(),
+            "renames": dict(self.renames),
+            "warnings": list(self.warnings),
+            "files": [f.to_dict(max_findings) for f in files],
+        }

@@ -1,0 +1,102 @@
+"""Per-options replacement table: CUDA name -> what to emit and what to report."""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from translator.mapping import ApiMapping, MappingDB, load_default
+from translator.options import parse_version
+
+CUDA_LIKE = re.compile(r"^(?:cuda|cublas|curand|cufft|cusparse|cusolver|cudnn|nvrtc|CUDA|CU|CUBLAS|CURAND|CUFFT|CUSPARSE|CUSOLVER|CUDNN|NVRTC)[A-Z_]")
+RUNTIME_LIBRARIES = frozenset({"runtime", "driver"})
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    replacement: str | None  # None: leave the CUDA name and report it
+    family: str
+    reason: str  # why not converted ("" when converted)
+    cuda_status: str  # deprecated/removed in CUDA -> reported as such (even when converted)
+    cuda_since: str
+    needs_runtime: bool  # using it requires the HIP runtime header
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    rules: dict[str, Rule]
+    headers: dict[str, ApiMapping]
+    identifier_pattern: str  # regex alternative matching candidate identifiers
+
+
+def target_name(mapping: ApiMapping, roc_libraries: bool) -> str | None:
+    if roc_libraries and mapping.roc:
+        return mapping.roc
+    return mapping.hip
+
+
+def make_rule(mapping: ApiMapping, roc_libraries: bool, target: tuple[int, ...]) -> Rule | None:
+    name = target_name(mapping, roc_libraries)
+    cuda_status = mapping.status if mapping.status in ("deprecated", "removed") else ""
+    since = (mapping.cuda_removed if cuda_status == "removed" else mapping.cuda_deprecated) or ""
+    reason = ""
+    if name is None:
+        reason = "unsupported"
+    elif name == mapping.hip and mapping.hip_added and target and parse_version(mapping.hip_added) > target:
+        reason = f"newer-than-target (HIP {mapping.hip_added})"
+    elif name == mapping.hip and mapping.hip_removed and target and parse_version(mapping.hip_removed) <= target:
+        reason = f"removed-in-hip (HIP {mapping.hip_removed})"
+    if not reason and name == mapping.cuda and not cuda_status:
+        return None  # same name in HIP: nothing to do or report
+    return Rule(
+        replacement=None if reason else name,
+        family=mapping.family,
+        reason=reason,
+        cuda_status=cuda_status,
+        cuda_since=since,
+        needs_runtime=mapping.library in RUNTIME_LIBRARIES,
+    )
+
+
+def trie_pattern(words: list[str]) -> str:
+    """A prefix-factored alternation: the regex engine rejects a non-match on its first differing char."""
+    trie: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _trie_node(trie)
+
+
+def _trie_node(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+    ends = "" in node
+    branches = [re.escape(char) + _trie_node(child) for char, child in sorted(node.items()) if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if ends else body
+
+
+def candidate_pattern(names: list[str]) -> str:
+    """One regex alternative that matches every rule name (plus cheap false positives)."""
+    prefixes = sorted({n[:3] for n in names if n[:2] in ("cu", "CU", "nv", "NV", "Cu")})
+    exact = sorted(n for n in names if n[:2] not in ("cu", "CU", "nv", "NV", "Cu"))
+    prefix_part = trie_pattern(prefixes) + r"\w*"
+    exact_part = trie_pattern(exact) + r"\b"
+    return rf"\b(?:{prefix_part}|{exact_part})"
+
+
+@functools.lru_cache(maxsize=16)
+def build_rules(roc_libraries: bool, target: tuple[int, ...], db: MappingDB | None = None) -> RuleSet:
+    db = db or load_default()
+    rules: dict[str, Rule] = {}
+    headers: dict[str, ApiMapping] = {}
+    for mapping in db.mappings():
+        if mapping.kind == "header":
+            headers[mapping.cuda] = mapping
+            continue
+        rule = make_rule(mapping, roc_libraries, target)
+        if rule is not None:
+            rules[mapping.cuda] = rule
+    return RuleSet(rules=rules, headers=headers, identifier_pattern=candidate_pattern(sorted(rules)))

@@ -1,0 +1,131 @@
+"""Translate a whole tree: a full, deterministic copy of ``src`` in ``dst``.
+
+C/C++/CUDA sources are translated; everything else, and everything under the exclude
+globs, is copied byte for byte. Files that are not UTF-8 are translated on their
+``surrogateescape`` decoding, so bytes outside the rewritten identifiers are kept exactly.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from translator.account import FileAccount, TreeAccount
+from translator.localdefs import defined_names
+from translator.options import TranslateOptions
+from translator.rules import build_rules
+from translator.source import _Interesting, translate_source
+
+CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
+CXX_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".tpp"})
+Progress = Callable[[int, int], None]
+Log = Callable[[str], None]
+
+
+def is_excluded(relative: str, globs: tuple[str, ...]) -> bool:
+    for pattern in globs:
+        if fnmatch.fnmatchcase(relative, pattern):
+            return True
+        if pattern.startswith("**/") and fnmatch.fnmatchcase(relative, pattern[3:]):
+            return True
+    return False
+
+
+def walk(src: Path) -> list[Path]:
+    """Every file under ``src`` in a stable order (symlinked dirs are not followed)."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(src):
+        dirs.sort()
+        found.extend(Path(root) / name for name in sorted(files))
+    return found
+
+
+def read_text(path: Path) -> tuple[str, bool]:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape"), False
+
+
+def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> frozenset[str]:
+    """CUDA names that the project's own (non-excluded) sources define."""
+    ruleset = build_rules(options.roc_libraries, options.resolved_hip_version())
+    interesting = _Interesting(ruleset.rules)
+    names: set[str] = set(options.keep_names)
+    for path in files:
+        relative = path.relative_to(src).as_posix()
+        if (path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not path.is_symlink()
+                and not is_excluded(relative, options.exclude_globs)):
+            names |= defined_names(read_text(path)[0], interesting, ruleset.identifier_pattern)
+    return frozenset(names)
+
+
+def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None, progress: Progress | None = None,
+                   log: Log | None = None, is_cancelled: Callable[[], bool] | None = None) -> TreeAccount:
+    """Write the translated copy of ``src`` into ``dst`` (replaced if it exists)."""
+    options = options or TranslateOptions()
+    src, dst = Path(src), Path(dst)
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir(parents=True)
+    files = walk(src)
+    keep = project_definitions(files, src, options)
+    file_options = TranslateOptions(**{**options.__dict__, "keep_names": keep, "detect_local_definitions": False})
+    tree = TreeAccount(source=str(src), destination=str(dst))
+    for index, path in enumerate(files, start=1):
+        if is_cancelled is not None and is_cancelled():
+            break
+        entry = _one_file(path, src, dst, file_options, tree)
+        tree.files.append(entry)
+        if log is not None and entry.status != "copied":
+            log(_log_line(entry))
+        if progress is not None:
+            progress(index, len(files))
+    return tree
+
+
+def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree: TreeAccount) -> FileAccount:
+    relative = path.relative_to(src).as_posix()
+    suffix = path.suffix.lower()
+    target = dst / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() or suffix not in CUDA_SUFFIXES | CXX_SUFFIXES:
+        _copy(path, target)
+        return FileAccount(path=relative, status="copied")
+    if is_excluded(relative, options.exclude_globs):
+        _copy(path, target)
+        return FileAccount(path=relative, status="skipped")
+    text, utf8 = read_text(path)
+    result = translate_source(text, str(path), options)
+    entry = result.account
+    entry.path = relative
+    if not utf8:
+        entry.warnings.append("not valid UTF-8: translated with the original bytes kept")
+    if options.rename_cu_to_hip and suffix == ".cu":
+        target = target.with_suffix(".hip")
+        entry.renamed_to = target.relative_to(dst).as_posix()
+        tree.renames[relative] = entry.renamed_to
+    if entry.changed:
+        target.write_bytes(result.text.encode("utf-8", "surrogateescape"))
+        shutil.copymode(path, target)
+    else:
+        _copy(path, target)
+    return entry
+
+
+def _copy(path: Path, target: Path) -> None:
+    if path.is_symlink():
+        target.symlink_to(os.readlink(path))
+    else:
+        shutil.copy2(path, target)
+
+
+def _log_line(entry: FileAccount) -> str:
+    if entry.status == "skipped":
+        return f"skip  {entry.path} (excluded)\n"
+    unconverted = f", {len(entry.unconverted)} unconverted" if entry.unconverted else ""
+    name = f" -> {entry.renamed_to}" if entry.renamed_to else ""
+    return f"{entry.status:<10} {entry.path}{name}: {entry.converted_total} converted{unconverted}\n"

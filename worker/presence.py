@@ -1,0 +1,99 @@
+"""Workers and runners announce themselves: a Runner row per Celery worker, refreshed by heartbeats.
+
+A worker's profile comes from ``MIGRATOR_RUNNER_PROFILE`` (cpu, rocm or cuda). A ROCm runner also
+consumes one queue per GPU target it owns (``rocm.gfx90a``), so a smoke stage can be routed to a
+runner whose GPU matches the project's ``--offload-arch``.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from migrator.runners.models import Runner
+
+log = logging.getLogger(__name__)
+HEARTBEAT_S = 5.0
+
+
+def runner_profile() -> str:
+    profile = os.environ.get("MIGRATOR_RUNNER_PROFILE", "cpu")
+    return profile if profile in ("cpu", "rocm", "cuda") else "cpu"
+
+
+def describe(profile: str, queues: list[str]) -> dict[str, Any]:
+    """What the runner reports: host, toolchain, GPUs (probed), queues."""
+    from worker.runner.heartbeat import build_heartbeat
+
+    gpu_profile = "cuda" if profile == "cuda" else "rocm"
+    info: dict[str, Any] = dict(build_heartbeat(gpu_profile, queues))  # type: ignore[arg-type]
+    for gpu in info.get("gpus", []):
+        gpu.setdefault("memory_bytes", gpu.get("memory_bytes"))
+    if profile == "cpu":
+        info["gpu_note"] = "CPU worker: fetch, scan, hipify, compile, link"
+    try:
+        from worker.toolchain.detect import detect_toolchain
+
+        info["build_toolchain"] = detect_toolchain().to_dict()
+    except Exception as exc:  # detection is informative; a broken toolchain must not stop the worker
+        info["build_toolchain"] = {"error": str(exc)}
+    return info
+
+
+def gpu_queues(info: dict[str, Any]) -> list[str]:
+    """Extra queues for a ROCm runner: one per distinct GPU target."""
+    archs = sorted({str(g.get("arch")) for g in info.get("gpus", []) if g.get("arch")})
+    return [f"rocm.{arch}" for arch in archs]
+
+
+def register(name: str, profile: str, queues: list[str], info: dict[str, Any]) -> Runner:
+    now = timezone.now()
+    runner, _ = Runner.objects.update_or_create(
+        name=name, defaults={"profile": profile, "queues": queues, "info": info, "started_at": now, "last_seen": now}
+    )
+    return runner
+
+
+def beat(name: str) -> None:
+    Runner.objects.filter(name=name).update(last_seen=timezone.now())
+
+
+def online_runners(profile: str) -> list[Runner]:
+    cutoff = timezone.now() - timedelta(seconds=django_settings.MIGRATOR_RUNNER_OFFLINE_S)
+    return list(Runner.objects.filter(profile=profile, last_seen__gte=cutoff))
+
+
+def smoke_queue(offload_archs: tuple[str, ...]) -> str:
+    """``rocm.<arch>`` for the first project target an online runner owns, else the first target's queue.
+
+    With no matching runner online the stage waits in that queue ("waiting for a ROCm runner")
+    until one appears or the sweep times it out.
+    """
+    wanted = [arch.split(":")[0] for arch in offload_archs]
+    owned = {q for runner in online_runners("rocm") for q in runner.queues}
+    for arch in wanted:
+        if f"rocm.{arch}" in owned:
+            return f"rocm.{arch}"
+    return f"rocm.{wanted[0]}" if wanted else "rocm"
+
+
+class HeartbeatThread(threading.Thread):
+    def __init__(self, name: str) -> None:
+        super().__init__(name="runner-heartbeat", daemon=True)
+        self.runner_name = name
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(HEARTBEAT_S):
+            try:
+                close_old_connections()
+                beat(self.runner_name)
+            except Exception:
+                log.exception("runner heartbeat failed")
+        connection.close()

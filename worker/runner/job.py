@@ -1,0 +1,92 @@
+"""One smoke command on one leased GPU: lease, run, classify. Shared by the ROCm smoke run
+and the CUDA reference run. Standard library only."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from worker.runner.classify import Classification, classify_failure
+from worker.runner.execute import Execution, run_command
+from worker.runner.gpus import Gpu, GpuProbe
+from worker.runner.leasing import LeaseTimeout, default_lock_dir, lease_gpu
+from worker.runner.sampling import gpu_memory_sampler
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class JobLimits:
+    timeout_s: float
+    output_limit_bytes: int
+    wait_timeout_s: float  # for a free GPU
+    expected_exit: int = 0
+
+
+@dataclass
+class GpuRun:
+    probe: GpuProbe
+    gpu: Gpu | None = None
+    env: dict[str, str] | None = None  # the lease's variables
+    execution: Execution | None = None
+    classification: Classification | None = None  # None when the run ended as expected
+    error: str = ""  # why the command did not run at all
+
+    @property
+    def ran_as_expected(self) -> bool:
+        return self.execution is not None and self.classification is None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "probe": self.probe.to_dict(),
+            "gpu": self.gpu.to_dict() if self.gpu else None,
+            "env": self.env,
+            "execution": self.execution.to_dict() if self.execution else None,
+            "classification": self.classification.to_dict() if self.classification else None,
+            "error": self.error,
+        }
+
+
+def _classify(execution: Execution, expected_exit: int) -> Classification | None:
+    if execution.exit_code == expected_exit and not execution.timed_out:
+        return None
+    return classify_failure(execution.output, execution.exit_code, execution.signal, execution.timed_out)
+
+
+def no_device(probe: GpuProbe) -> GpuRun:
+    vendor = "AMD" if probe.profile == "rocm" else "NVIDIA"
+    slug = "no-amd-gpu-visible" if probe.profile == "rocm" else "cuda-visible-devices"
+    message = f"no {vendor} GPU on this machine ({probe.reason or 'the probe found none'})"
+    return GpuRun(probe, classification=Classification("no-device", slug, message), error=message)
+
+
+def run_on_gpu(
+    command: str,
+    cwd: Path,
+    probe: GpuProbe,
+    limits: JobLimits,
+    lock_dir: Path | None = None,
+    log: Log = lambda text: None,
+    cancel: Callable[[], bool] | None = None,
+) -> GpuRun:
+    """Lease one of ``probe.gpus``, run ``command`` there, and say whether it went as expected."""
+    if not probe.gpus:
+        return no_device(probe)
+    try:
+        lease = lease_gpu(probe.gpus, lock_dir or default_lock_dir(), limits.wait_timeout_s)
+    except LeaseTimeout as exc:
+        return GpuRun(probe, classification=Classification("gpu-busy", None, str(exc)), error=str(exc))
+    with lease:
+        fake = " (fake device)" if lease.gpu.fake else ""
+        log(f"leased GPU {lease.gpu.index}: {lease.gpu.name} {lease.gpu.arch}{fake}\n")
+        log(f"$ {command}\n")
+        try:
+            execution = run_command(
+                command, cwd, lease.apply_to(dict(os.environ)), limits.timeout_s,
+                limits.output_limit_bytes, gpu_memory_sampler(lease.gpu), cancel=cancel,
+            )
+        except OSError as exc:
+            error = f"could not start the command: {exc}"
+            return GpuRun(probe, lease.gpu, lease.env(), None, Classification("failed", None, error), error)
+    return GpuRun(probe, lease.gpu, lease.env(), execution, _classify(execution, limits.expected_exit))

@@ -1,0 +1,104 @@
+"""Payload types shared by the rule modules, the fixer and the scan stage."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+Family = Literal["cmake", "make", "shell", "python-build", "dependencies", "container", "ci", "run-config"]
+
+NOTEBOOK_SLUGS = frozenset(
+    {
+        "cuda-header-not-found", "cmake-findcuda", "cuda-link-libraries", "hip-runtime-not-linked",
+        "ld-library-path-cuda", "cuda-python-wheels", "hipcc-nvidia-platform", "no-amd-gpu-visible",
+        "no-binary-for-gpu", "invalid-launch-configuration", "warp-size-32", "hipify-unconverted",
+        "fp16-nan-use-bf16", "illegal-memory-access", "rccl-hang", "sglang-backend", "sglang-memory",
+        "cuda-visible-devices", "nvidia-container", "port-validation",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in a build or configuration file.
+
+    ``line`` is 1-based, ``column`` 0-based (offset of ``text`` in that line). ``replacement``
+    is set only when substituting it for ``text`` is safe; ``suggestion`` carries advice
+    that needs a human decision (a version, a GPU target) and is never applied.
+    """
+
+    rule_id: str
+    severity: Severity
+    file: str
+    line: int
+    column: int
+    text: str
+    explanation: str
+    replacement: str | None = None
+    notebook_slug: str | None = None
+    family: Family = "shell"
+    suggestion: str | None = None
+
+    @property
+    def fixable(self) -> bool:
+        return self.replacement is not None
+
+    def to_dict(self) -> dict[str, object]:
+        payload = dataclasses.asdict(self)
+        payload["fixable"] = self.fixable
+        return payload
+
+    @classmethod
+    def from_dict(cls, payload: Mapping[str, object]) -> Finding:
+        """Inverse of to_dict (also accepts the scan stage's compact rows, which lack explanations)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {key: value for key, value in payload.items() if key in names}
+        values.setdefault("explanation", "")
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class AppliedFix:
+    rule_id: str
+    file: str
+    line: int
+    before: str  # the whole line before the fix
+    after: str  # the whole line after the fix
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class RuleHit:
+    """A rule match inside one line, before it is tied to a file."""
+
+    name: str  # rule name without family, e.g. "nvcc"
+    severity: Severity
+    column: int
+    text: str
+    explanation: str
+    replacement: str | None = None
+    notebook_slug: str | None = None
+    suggestion: str | None = None
+    family: Family | None = None  # set when the rule belongs to a fixed family
+
+
+def to_finding(hit: RuleHit, file: str, line: int, family: Family, column_offset: int = 0) -> Finding:
+    """Tie a hit to its file; rules with a fixed family keep it, shared ones take the file's."""
+    own_family: Family = hit.family or family
+    return Finding(
+        rule_id=f"{own_family}.{hit.name}",
+        severity=hit.severity,
+        file=file,
+        line=line,
+        column=hit.column + column_offset,
+        text=hit.text,
+        explanation=hit.explanation,
+        replacement=hit.replacement,
+        notebook_slug=hit.notebook_slug,
+        family=own_family,
+        suggestion=hit.suggestion,
+    )

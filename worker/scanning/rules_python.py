@@ -1,0 +1,155 @@
+"""Python build and dependency rules: setup.py (libcst), requirements files
+(packaging.requirements), pyproject.toml (tomllib) and conda environment files (PyYAML)."""
+from __future__ import annotations
+
+import re
+import tomllib
+
+import libcst as cst
+import yaml
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from packaging.requirements import InvalidRequirement, Requirement
+
+from worker.scanning.model import Family, Finding, RuleHit, to_finding
+from worker.scanning.rules_commands import compiler_hits, dependency_hits, library_hits
+
+_CUDA_LIBRARY_NAMES = {"cudart": "amdhip64", "cuda": "amdhip64", "cublas": "hipblas", "cublasLt": "hipblaslt",
+                       "cudnn": "MIOpen", "curand": "hiprand", "cufft": "hipfft", "cusparse": "hipsparse",
+                       "cusolver": "hipsolver", "nccl": "rccl", "nvrtc": "hiprtc"}
+
+
+def parse_error(rel: str, family: Family, error: Exception, line: int = 1) -> Finding:
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return Finding(rule_id="parse.error", severity="warning", file=rel, line=max(line, 1), column=0, text="",
+                   explanation=f"Could not parse this file ({message}); its build rules were not checked.",
+                   family=family)
+
+
+class _SetupVisitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, rel: str) -> None:
+        self.rel = rel
+        self.findings: list[Finding] = []
+        self._in_libraries = 0
+
+    def _start(self, node: cst.CSTNode) -> CodeRange:
+        return self.get_metadata(PositionProvider, node)
+
+    def _add(self, hits: list[RuleHit], node: cst.CSTNode) -> None:
+        position = self._start(node).start
+        self.findings += [to_finding(h, self.rel, position.line, "python-build", position.column) for h in hits]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
+        if name == "CUDAExtension":
+            self._add([RuleHit("cuda-extension", "info", 0, "CUDAExtension", "CUDAExtension builds on ROCm only "
+                               "with a ROCm build of PyTorch, which hipifies the sources at build time; check "
+                               "hand-written CUDA libraries in its arguments.", notebook_slug="cuda-python-wheels")],
+                      node.func)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "libraries":
+            self._in_libraries += 1
+
+    def leave_Arg(self, original_node: cst.Arg) -> None:
+        if original_node.keyword is not None and original_node.keyword.value == "libraries":
+            self._in_libraries -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "CUDA_HOME":
+            self._add([RuleHit("cuda-home", "warning", 0, "CUDA_HOME", "CUDA_HOME is None under ROCm PyTorch; "
+                               "use torch.utils.cpp_extension.ROCM_HOME (or ROCM_PATH).",
+                               notebook_slug="cuda-header-not-found", suggestion="ROCM_HOME")], node)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        token = node.value
+        if "\n" in token:
+            return
+        hits = compiler_hits(token) + library_hits(token) + dependency_hits(token)
+        hits = [h for h in hits if h.name != "nvcc"]  # the 'nvcc' key of extra_compile_args stays
+        value = node.evaluated_value
+        if self._in_libraries and isinstance(value, str) and value in _CUDA_LIBRARY_NAMES:
+            quote = token[-1]
+            hits.append(RuleHit("cuda-link-library", "error", token.index(quote) + 1, value, f"Links the CUDA "
+                                f"library {value}; its ROCm counterpart is {_CUDA_LIBRARY_NAMES[value]}.",
+                                replacement=_CUDA_LIBRARY_NAMES[value], notebook_slug="cuda-link-libraries"))
+        if value == "nvcc":
+            hits.append(RuleHit("nvcc-compile-args", "info", 0, token, "On ROCm PyTorch the 'nvcc' flags are "
+                                "passed to hipcc; keep only flags hipcc understands."))
+        self._add(hits, node)
+
+
+def scan_setup_py(rel: str, text: str) -> list[Finding]:
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        return [parse_error(rel, "python-build", error, error.raw_line)]
+    visitor = _SetupVisitor(rel)
+    MetadataWrapper(module).visit(visitor)
+    return visitor.findings
+
+
+def _text_findings(rel: str, lines: list[str], family: Family, wanted: set[int] | None = None) -> list[Finding]:
+    findings: list[Finding] = []
+    for number, line in enumerate(lines, start=1):
+        if wanted is not None and number not in wanted or line.lstrip().startswith("#"):
+            continue
+        findings += [to_finding(h, rel, number, family) for h in dependency_hits(line)]
+    return findings
+
+
+def scan_requirements(rel: str, text: str) -> list[Finding]:
+    lines = text.splitlines()
+    findings: list[Finding] = []
+    for number, line in enumerate(lines, start=1):
+        body = line.split(" #", 1)[0].strip()
+        if not body or body.startswith(("#", "-", "git+", "http:", "https:", "file:", ".")) or "://" in body:
+            continue
+        try:
+            Requirement(body)
+        except InvalidRequirement as error:
+            findings.append(parse_error(rel, "dependencies", error, number))
+    return findings + _text_findings(rel, lines, "dependencies")
+
+
+def _lines_mentioning(lines: list[str], values: list[str]) -> set[int]:
+    return {n for n, line in enumerate(lines, start=1) if any(v and v in line for v in values)}
+
+
+def scan_pyproject(rel: str, text: str) -> list[Finding]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        match = re.search(r"line (\d+)", str(error))
+        return [parse_error(rel, "dependencies", error, int(match.group(1)) if match else 1)]
+    strings = list(_strings_in(data))
+    lines = text.splitlines()
+    return _text_findings(rel, lines, "dependencies", _lines_mentioning(lines, strings))
+
+
+def _strings_in(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in _strings_in(key) + _strings_in(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings_in(item)]
+    return []
+
+
+def scan_conda(rel: str, text: str) -> list[Finding]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        return [parse_error(rel, "dependencies", error, mark.line + 1 if mark else 1)]
+    lines = text.splitlines()
+    findings = _text_findings(rel, lines, "dependencies", _lines_mentioning(lines, _strings_in(data)))
+    channels = data.get("channels", []) if isinstance(data, dict) else []
+    if isinstance(channels, list) and "nvidia" in channels:
+        number = next((n for n, line in enumerate(lines, 1) if re.search(r"-\s*nvidia\s*$", line)), 1)
+        findings.append(Finding("dependencies.nvidia-channel", "warning", rel, number, lines[number - 1].find("nvidia"),
+                                "nvidia", "The nvidia conda channel serves CUDA builds only; drop it for ROCm.",
+                                notebook_slug="cuda-python-wheels", family="dependencies"))
+    return findings

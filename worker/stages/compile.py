@@ -1,0 +1,102 @@
+"""Compile stage: build the translated tree with the real ROCm toolchain.
+
+Inputs: ``ctx.workspace.hip`` (translated tree from hipify), ``ctx.workspace.source``
+(for mapping diagnostics back to original lines), ``ctx.settings`` (build_mode,
+offload_archs, cxx_std, include_dirs, defines, extra_flags, compile/build limits),
+``ctx.cache_dir`` (object cache shared by the project's runs),
+``ctx.previous["hipify"]["renames"]`` when present (original -> translated path, as the translator
+records them; inverted here for mapping diagnostics back).
+Outputs: objects under ``ctx.workspace.build/obj`` (per-TU mode) or the project's
+own build tree; data with toolchain, per-file results, diagnostics mapped to
+original lines (capped; all of them in ``artifacts/compile.json``), a per-file
+summary and cache hits/misses. The streamed log is the raw compiler output.
+Fails when the translated tree is missing, hipcc is missing, any TU fails, times
+out or crashes the compiler, or (project mode) the sandboxed build fails.
+"""
+from __future__ import annotations
+
+import json
+
+from worker.context import StageContext, StageResult
+from worker.toolchain.compile import FileResult, compile_tree
+from worker.toolchain.detect import detect_toolchain
+from worker.toolchain.linemap import TreeLineMap
+from worker.toolchain.project_build import run_project_build
+from worker.toolchain.stage_data import (
+    MAX_STORED_DIAGNOSTICS,
+    compile_payload,
+    diagnostic_data,
+    summary_by_file,
+)
+
+
+def run(ctx: StageContext) -> StageResult:
+    if not ctx.workspace.hip.is_dir():
+        return StageResult("failed", "No translated tree to compile: the hipify stage did not produce workspace/hip.")
+    toolchain = detect_toolchain()
+    ctx.log(f"hipcc {toolchain.hipcc_version or '(missing)'} (clang {toolchain.clang_version}), "
+            f"ROCM_PATH={toolchain.rocm_path}, HIP_PLATFORM={toolchain.hip_platform}\n")
+    if not toolchain.available:
+        return StageResult.failed("hipcc is not installed on this worker.", toolchain=toolchain.to_dict())
+    line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
+    if ctx.settings.build_mode == "project":
+        return _project_build(ctx, line_map, toolchain.to_dict())
+    report = compile_tree(
+        ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.cache_dir, toolchain,
+        original_tree=ctx.workspace.source, on_file=lambda result, done, total: _log_file(ctx, result, done, total),
+        should_stop=ctx.is_cancelled,
+    )
+    ctx.check_cancelled()
+    if report.error:
+        return StageResult.failed(report.error, toolchain=toolchain.to_dict())
+    payload: dict[str, object] = {"toolchain": toolchain.to_dict(), **compile_payload(report, line_map)}
+    _store(ctx, payload)
+    failed = [f for f in report.files if f.status != "passed"]
+    counts = f"{len(report.files)} files, {report.cache_hits} cached, {len(failed)} failed"
+    if not report.files:
+        return StageResult("failed", "No translation units found in the translated tree.", payload)
+    if failed:
+        return StageResult("failed", f"Compile failed: {counts}.", payload)
+    return StageResult("passed", f"Compiled {counts}.", payload)
+
+
+def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> None:
+    origin = "cached" if result.cached else f"{result.duration_s:.1f} s"
+    ctx.log(f"[{done}/{total}] {result.path}: {result.status} ({origin})\n")
+    if result.output.strip():
+        ctx.log(result.output if result.output.endswith("\n") else result.output + "\n")
+    ctx.progress(done, total)
+
+
+def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str, object]) -> StageResult:
+    report = run_project_build(ctx.workspace.root, ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.log)
+    ctx.check_cancelled()
+    diagnostics = [diagnostic_data("", d, line_map) for d in report.diagnostics]
+    payload: dict[str, object] = {
+        "toolchain": toolchain, "mode": "project", "files": [], "diagnostics": diagnostics,
+        "summary": summary_by_file(diagnostics), "cache": {"hits": 0, "misses": 0},
+        "project_build": {"system": report.system, "steps": report.steps, "ok": report.ok, "error": report.error,
+                          "violations": report.violations, "sandbox": report.mechanism,
+                          "link_problems": [p.to_dict() for p in report.link_problems],
+                          "duration_s": round(report.duration_s, 3)},
+    }
+    _store(ctx, payload)
+    if not report.ok:
+        return StageResult("failed", f"Project build failed: {report.error}", payload)
+    return StageResult("passed", f"Project build ({report.system}) succeeded.", payload)
+
+
+def _store(ctx: StageContext, payload: dict[str, object]) -> None:
+    """Full payload to artifacts/compile.json; the stage row keeps at most MAX_STORED_DIAGNOSTICS."""
+    ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
+    (ctx.workspace.artifacts / "compile.json").write_text(json.dumps(payload, indent=1))
+    diagnostics = payload["diagnostics"]
+    assert isinstance(diagnostics, list)
+    if len(diagnostics) > MAX_STORED_DIAGNOSTICS:
+        payload["diagnostics"] = diagnostics[:MAX_STORED_DIAGNOSTICS]
+        payload["diagnostics_truncated"] = len(diagnostics)
+
+
+def _renames(ctx: StageContext) -> dict[str, str]:
+    renames = ctx.previous.get("hipify", {}).get("renames", {})
+    return {str(v): str(k) for k, v in renames.items()} if isinstance(renames, dict) else {}

@@ -1,0 +1,109 @@
+"""Hipify stage: translate the fetched CUDA tree into HIP.
+
+Inputs: ``ctx.workspace.source`` (never modified) and the hipify settings
+(``hipify_engine``, ``launch_style``, ``roc_libraries``, ``rename_cu_to_hip``,
+``exclude_globs``, ``target_hip_version``).
+Outputs: ``ctx.workspace.hip``, a full copy of the source with CUDA-bearing files
+translated; ``artifacts/translation.json`` with the full account; stage data with the
+run totals and compact per-file entries (at most ``MAX_LISTED`` unconverted names each).
+Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not
+installed or fails on every file. Unconverted identifiers alone do not fail the stage:
+they are reported (notebook slug ``hipify-unconverted``) for the compile stage to confirm.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from translator import TranslateOptions, TreeAccount, translate_tree
+from translator.external import find_engine, run_engine
+from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, is_excluded, walk
+from worker.context import StageContext, StageResult
+from worker.scanning.findings import fix_tree
+from worker.scanning.model import AppliedFix
+
+ACCOUNT_ARTIFACT = "translation.json"
+MAX_LISTED = 20
+
+
+def options_from(ctx: StageContext) -> TranslateOptions:
+    settings = ctx.settings
+    return TranslateOptions(
+        launch_style=settings.launch_style,
+        roc_libraries=settings.roc_libraries,
+        rename_cu_to_hip=settings.rename_cu_to_hip,
+        exclude_globs=tuple(settings.exclude_globs),
+        target_hip_version=settings.target_hip_version,
+    )
+
+
+def run(ctx: StageContext) -> StageResult:
+    source = ctx.workspace.source
+    if not source.is_dir():
+        return StageResult.failed(f"no source tree at {source}; did the fetch stage run?")
+    ctx.workspace.ensure()
+    options = options_from(ctx)
+    engine_name = ctx.settings.hipify_engine
+    if engine_name == "builtin":
+        ctx.log(f"hipify: builtin engine, target HIP {'.'.join(map(str, options.resolved_hip_version()))}\n")
+        account = translate_tree(source, ctx.workspace.hip, options, progress=ctx.progress, log=ctx.log,
+                                 is_cancelled=ctx.is_cancelled)
+        ctx.check_cancelled()
+    else:
+        engine = find_engine(engine_name)
+        if engine is None:
+            return StageResult.failed(f"{engine_name} is not installed (looked on PATH and in $ROCM_PATH/bin); "
+                                      "install it or set the hipify engine to builtin")
+        account = _run_external(ctx, engine, options)
+        failed = [f for f in account.files if f.status == "failed"]
+        if failed and len(failed) == sum(1 for f in account.files if f.status not in ("copied", "skipped")):
+            return StageResult.failed(f"{engine_name} failed on every file ({len(failed)})", **_data(ctx, account))
+    fixes = apply_build_fixes(ctx)
+    data = _data(ctx, account)
+    data["build_fixes"] = [fix.to_dict() for fix in fixes]
+    totals = account.totals()
+    summary = (f"{totals['changed']} of {totals['files']} files translated, {totals['converted_total']} references "
+               f"converted, {totals['unconverted_total']} left unconverted, {len(fixes)} build-file fixes applied")
+    return StageResult.passed(summary, **data)
+
+
+def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:
+    """Apply the scan rules' safe fixes to the translated copy (per-rule opt-out in settings)."""
+    fixes = fix_tree(ctx.workspace.hip, ctx.settings.exclude_globs, set(ctx.settings.disabled_fix_rules))
+    for fix in fixes:
+        ctx.log(f"fixed     {fix.file}:{fix.line} [{fix.rule_id}] {fix.before.strip()} -> {fix.after.strip()}\n")
+    return fixes
+
+
+def _data(ctx: StageContext, account: TreeAccount) -> dict[str, object]:
+    artifact = ctx.workspace.artifacts / ACCOUNT_ARTIFACT
+    artifact.write_text(json.dumps(account.to_dict(), indent=1))
+    compact = account.to_dict(max_findings=MAX_LISTED, only_interesting=True)
+    compact["account_artifact"] = artifact.relative_to(ctx.workspace.artifacts).as_posix()
+    compact["notebook_slugs"] = ["hipify-unconverted"] if account.totals()["unconverted_total"] else []
+    return compact
+
+
+def _run_external(ctx: StageContext, engine: Path, options: TranslateOptions) -> TreeAccount:
+    """Copy the tree, then let the engine rewrite each CUDA-bearing file in place of its copy."""
+    source, hip = ctx.workspace.source, ctx.workspace.hip
+    if hip.exists():
+        shutil.rmtree(hip)
+    shutil.copytree(source, hip, symlinks=True)
+    account = TreeAccount(source=str(source), destination=str(hip), engine=engine.name)
+    files = walk(source)
+    for index, path in enumerate(files, start=1):
+        ctx.check_cancelled()
+        relative = path.relative_to(source).as_posix()
+        if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not is_excluded(relative, options.exclude_globs):
+            entry = run_engine(engine, path, hip / relative, relative)
+            if options.rename_cu_to_hip and path.suffix == ".cu" and (hip / relative).exists():
+                renamed = (hip / relative).with_suffix(".hip")
+                (hip / relative).rename(renamed)
+                entry.renamed_to = renamed.relative_to(hip).as_posix()
+                account.renames[relative] = entry.renamed_to
+            account.files.append(entry)
+            ctx.log(f"{entry.status:<10} {relative}: {entry.converted_total} converted\n")
+        ctx.progress(index, len(files))
+    return account

@@ -1,0 +1,65 @@
+"""Link stage: link the compile stage's objects into executables or a shared library.
+
+Inputs: ``ctx.previous["compile"]`` (per-file results with object paths, or the
+project build's link problems in project mode), ``ctx.workspace.hip`` (to find
+``main`` and the ROCm headers included), ``ctx.settings`` (link_target,
+link_libraries, offload_archs). Outputs: binaries under ``ctx.workspace.build/bin``
+or ``/lib``; data with targets, libraries used and link problems (undefined
+symbols demangled with the object needing them, missing ``-l`` libraries mapped
+to the ROCm library and package); the full payload in ``artifacts/link.json``.
+Fails when compile data is missing or failed, or any target fails to link;
+skipped when link_target is "none".
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from worker.context import StageContext, StageResult
+from worker.toolchain.detect import detect_toolchain
+from worker.toolchain.link import link_objects
+from worker.toolchain.stage_data import link_payload
+
+
+def run(ctx: StageContext) -> StageResult:
+    compiled = ctx.previous.get("compile")
+    if not compiled:
+        return StageResult("failed", "No compile results to link: the compile stage has not run.")
+    if ctx.settings.link_target == "none":
+        return StageResult.skipped("Linking disabled (link_target is 'none').")
+    if compiled.get("mode") == "project":
+        return _project_link(compiled)
+    files = compiled.get("files", [])
+    if any(f.get("status") != "passed" for f in files):
+        return StageResult.failed("Not linking: some translation units failed to compile.")
+    objects = {f["path"]: Path(f["object_path"]) for f in files if f.get("object_path")}
+    toolchain = detect_toolchain()
+    ctx.log(f"linking {len(objects)} objects ({ctx.settings.link_target})\n")
+    report = link_objects(objects, ctx.workspace.hip, ctx.workspace.build, ctx.settings, toolchain)
+    for target in report.targets:
+        ctx.log(f"{target.name}: {target.status}\n")
+        ctx.log(" ".join(target.command) + "\n")
+        if target.output.strip():
+            ctx.log(target.output if target.output.endswith("\n") else target.output + "\n")
+    payload: dict[str, object] = {"toolchain": toolchain.to_dict(), **link_payload(report)}
+    ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
+    (ctx.workspace.artifacts / "link.json").write_text(json.dumps(payload, indent=1))
+    if report.error:
+        return StageResult("failed", f"Link failed: {report.error}.", payload)
+    problems = report.problems
+    if not report.ok:
+        summary = f"Link failed: {len(problems)} problem(s) in {len(report.targets)} target(s)."
+        return StageResult("failed", summary, payload)
+    return StageResult("passed", f"Linked {', '.join(t.name for t in report.targets)}.", payload)
+
+
+def _project_link(compiled: dict[str, object]) -> StageResult:
+    """In project-build mode the project's own build linked; report what its output said."""
+    build = compiled.get("project_build")
+    if not isinstance(build, dict):
+        return StageResult.failed("Project build results are missing.")
+    problems = build.get("link_problems", [])
+    payload: dict[str, object] = {"mode": "project", "targets": [], "problems": problems, "libraries": [], "inferred_libraries": []}
+    if problems or not build.get("ok"):
+        return StageResult("failed", f"Project build did not link: {len(problems)} link problem(s).", payload)
+    return StageResult("passed", "Linked by the project's own build.", payload)

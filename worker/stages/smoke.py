@@ -1,0 +1,220 @@
+"""Smoke stage: run the project's smoke command on one leased AMD GPU and check its output.
+
+Input: ``ctx.settings.smoke_*`` (command, timeout, expected exit, checks, output limit,
+wait timeout, compare_reference); the built program in ``ctx.workspace.build`` (the command's
+working directory); optionally the CUDA reference from ``artifacts/reference.json`` or
+``ctx.previous["reference"]`` (written by :func:`run_reference` on a ``cuda`` runner).
+Output data: ``execution`` (exit, signal, time-out, duration, peaks, output tails), ``checks``,
+``classification`` (None when passed), ``gpu``, ``probe``, ``reference`` (comparison with the
+CUDA run). Full outputs go to ``artifacts/smoke.json``.
+Failure modes (failed results): no AMD GPU here (classification ``no-device``), every GPU busy
+past the wait timeout (``gpu-busy``), a wrong exit code / signal / time-out (classified from the
+output: ``no-device``, ``wrong-target``, ``launch-config``, ``illegal-memory-access``, ``timeout``,
+``crashed``, ``failed``), a failed check (``checks-failed``), output unlike the CUDA reference
+(``output-differs``). No smoke command configured: skipped.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from worker.context import StageContext, StageResult
+from worker.project_settings import ProjectSettings
+from worker.runner.checks import CheckResult, Comparison, compare_outputs, run_checks
+from worker.runner.gpus import probe
+from worker.runner.job import GpuRun, JobLimits, run_on_gpu
+from worker.runner.reference import build_cuda_reference
+
+SMOKE_ARTIFACT = "smoke.json"
+REFERENCE_ARTIFACT = "reference.json"
+REFERENCE_PENDING = "reference.pending"  # written when a CUDA reference run was sent to a cuda runner
+REFERENCE_POLL_S = 1.0
+REFERENCE_BUILD_DIR = "reference-build"  # under the workspace root, beside build/
+TAIL_CHARS = 8000
+# Lines that legitimately differ between the CUDA and the ROCm run: timings and device names.
+COMPARE_IGNORE = (
+    r"(?i)\b(time|elapsed|took|ms|msec|usec|seconds?|GB/s|GFLOP/?s|TFLOP/?s|bandwidth|throughput)\b",
+    r"(?i)\b(NVIDIA|GeForce|Tesla|AMD|Radeon|Instinct|compute capability)\b|\bgfx\d|\bsm_\d",
+)
+
+
+def limits_for(settings: ProjectSettings) -> JobLimits:
+    return JobLimits(
+        timeout_s=settings.smoke_timeout_s,
+        output_limit_bytes=settings.smoke_output_limit_bytes,
+        wait_timeout_s=settings.smoke_wait_timeout_s,
+        expected_exit=settings.smoke_expected_exit,
+    )
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= TAIL_CHARS else f"[... {len(text) - TAIL_CHARS} characters before ...]\n" + text[-TAIL_CHARS:]
+
+
+def trimmed(job_dict: dict[str, Any]) -> dict[str, Any]:
+    """The job's dict with the outputs cut to their tails, for the Stage row."""
+    execution = job_dict.get("execution")
+    if isinstance(execution, dict):
+        execution = {**execution, "stdout": _tail(execution["stdout"]), "stderr": _tail(execution["stderr"])}
+    return {**job_dict, "execution": execution}
+
+
+def _write_artifact(ctx: StageContext, name: str, payload: dict[str, Any]) -> None:
+    ctx.workspace.ensure()
+    (ctx.workspace.artifacts / name).write_text(json.dumps(payload, indent=1))
+
+
+def load_reference(ctx: StageContext) -> dict[str, Any] | None:
+    """The reference result: the artifact (full output) first, else the previous stage's data."""
+    path = ctx.workspace.artifacts / REFERENCE_ARTIFACT
+    if path.is_file():
+        try:
+            loaded = json.loads(path.read_text())
+            return loaded if isinstance(loaded, dict) else None
+        except (OSError, json.JSONDecodeError):
+            return None
+    return ctx.previous.get("reference")
+
+
+def reference_stdout(reference: dict[str, Any] | None) -> str | None:
+    """The reference run's stdout when it ran as expected, else None."""
+    if not reference or not reference.get("ok"):
+        return None
+    execution = reference.get("execution")
+    return str(execution["stdout"]) if isinstance(execution, dict) else None
+
+
+def _check_summaries(checks: list[CheckResult]) -> str:
+    failed = [c for c in checks if not c.passed and not c.skipped]
+    return f"{len(checks) - len(failed)}/{len(checks)} checks passed" + (
+        f"; failed: {failed[0].name} ({failed[0].detail})" if failed else ""
+    )
+
+
+def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] | None) -> dict[str, Any]:
+    ref_out = reference_stdout(reference)
+    info: dict[str, Any] = {"available": ref_out is not None, "comparison": None}
+    if reference:
+        info.update(ok=reference.get("ok"), summary=reference.get("summary"), gpu=reference.get("gpu"))
+    if ref_out is not None and settings.smoke_compare_reference:
+        tolerances = [c for c in settings.smoke_checks if c.kind == "numeric"]
+        rel, abs_ = (tolerances[0].rel_tol, tolerances[0].abs_tol) if tolerances else (1e-5, 1e-8)
+        comparison: Comparison = compare_outputs(stdout, ref_out, rel, abs_, COMPARE_IGNORE)
+        info["comparison"] = comparison.to_dict()
+    return info
+
+
+def run(ctx: StageContext) -> StageResult:
+    settings = ctx.settings
+    if not settings.smoke_command.strip():
+        return StageResult.skipped("no smoke command configured in project settings")
+    build = ctx.workspace.build
+    if not build.is_dir():
+        return StageResult.failed("nothing was built: the build directory is missing", classification=None)
+    found = probe("rocm")
+    ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
+    ctx.check_cancelled()
+    job = run_on_gpu(
+        settings.smoke_command, build, found, limits_for(settings), log=ctx.log, cancel=ctx.is_cancelled
+    )
+    ctx.check_cancelled()  # a cancelled run's process group is already stopped
+    await_reference(ctx)
+    _write_artifact(ctx, SMOKE_ARTIFACT, job.to_dict())
+    if job.execution is None:
+        return _not_run(ctx, job)
+    return _judge(ctx, job)
+
+
+def await_reference(ctx: StageContext, poll_s: float = REFERENCE_POLL_S) -> bool:
+    """Wait while a CUDA reference run is pending (bounded by the wait limit); True when one finished."""
+    pending = ctx.workspace.artifacts / REFERENCE_PENDING
+    deadline = time.monotonic() + ctx.settings.smoke_wait_timeout_s
+    if pending.exists():
+        ctx.log("waiting for the CUDA reference run to finish\n")
+    while pending.exists() and time.monotonic() < deadline:
+        ctx.check_cancelled()
+        time.sleep(poll_s)
+    if pending.exists():
+        ctx.log("the CUDA reference run did not finish in time; judging without it\n")
+    return (ctx.workspace.artifacts / REFERENCE_ARTIFACT).is_file()
+
+
+def _not_run(ctx: StageContext, job: GpuRun) -> StageResult:
+    classification = job.classification.to_dict() if job.classification else None
+    ctx.log(f"not run: {job.error}\n")
+    return StageResult.failed(
+        job.error, execution=None, checks=[], classification=classification,
+        gpu=None, probe=job.probe.to_dict(), reference=None,
+    )
+
+
+def _judge(ctx: StageContext, job: GpuRun) -> StageResult:
+    settings, execution = ctx.settings, job.execution
+    assert execution is not None
+    reference = load_reference(ctx)
+    checks = run_checks(
+        execution.stdout, execution.exit_code, execution.signal,
+        settings.smoke_expected_exit, settings.smoke_checks, reference_stdout(reference),
+    )
+    compared = _compare(settings, execution.stdout, reference)
+    kind = job.classification.to_dict() if job.classification else None
+    if kind is None and any(not c.passed and not c.skipped for c in checks):
+        kind = {"kind": "checks-failed", "notebook_slug": None, "evidence": _check_summaries(checks)}
+    comparison = compared.get("comparison")
+    if kind is None and comparison and comparison["status"] == "different":
+        kind = {"kind": "output-differs", "notebook_slug": None, "evidence": comparison["detail"]}
+    for check in checks:
+        ctx.log(f"check {check.name}: {'skipped' if check.skipped else 'ok' if check.passed else 'FAILED'} - {check.detail}\n")
+    data = trimmed(job.to_dict())
+    data.update(checks=[c.to_dict() for c in checks], classification=kind, reference=compared)
+    summary = f"exit {execution.exit_code if execution.signal is None else execution.signal} in {execution.duration_s:.1f} s, {_check_summaries(checks)}"
+    if kind is not None:
+        return StageResult.failed(f"{kind['kind']}: {kind['evidence']}"[:300], **data)
+    return StageResult.passed(summary, **data)
+
+
+def run_reference(ctx: StageContext) -> dict[str, Any]:
+    """Build the original sources with nvcc and run the smoke command on a leased NVIDIA GPU.
+
+    Writes ``artifacts/reference.json`` (full output) and returns the same dict with output
+    tails. ``ok`` is true when the reference ran as expected and passed its text/regex checks.
+    """
+    settings = ctx.settings
+    if not settings.smoke_command.strip():
+        return {"ok": False, "summary": "no smoke command configured in project settings"}
+    found = probe("cuda")
+    arch = found.gpus[0].arch if found.gpus else ""
+    ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
+    build = build_cuda_reference(
+        ctx.workspace.source, ctx.workspace.root / REFERENCE_BUILD_DIR, settings, arch, log=ctx.log
+    )
+    result: dict[str, Any] = {"build": build.to_dict()}
+    if not build.ok:
+        result.update(ok=False, summary=f"CUDA reference build failed: {build.error}")
+    else:
+        job = run_on_gpu(
+            settings.smoke_command, Path(build.build_dir), found, limits_for(settings),
+            log=ctx.log, cancel=ctx.is_cancelled,
+        )
+        ctx.check_cancelled()
+        result.update(_reference_outcome(settings, job))
+    _write_artifact(ctx, REFERENCE_ARTIFACT, result)
+    return trimmed(result)
+
+
+def _reference_outcome(settings: ProjectSettings, job: GpuRun) -> dict[str, Any]:
+    outcome: dict[str, Any] = job.to_dict()
+    execution = job.execution
+    if execution is None:
+        return {**outcome, "ok": False, "summary": f"CUDA reference not run: {job.error}", "checks": []}
+    checks = run_checks(
+        execution.stdout, execution.exit_code, execution.signal, settings.smoke_expected_exit,
+        [c for c in settings.smoke_checks if c.kind != "numeric" or c.expected],
+    )
+    failed = [c for c in checks if not c.passed and not c.skipped]
+    ok = job.classification is None and not failed
+    reason = job.classification.kind if job.classification else _check_summaries(checks)
+    summary = f"CUDA reference {'ran' if ok else 'failed'} ({reason}) in {execution.duration_s:.1f} s"
+    return {**outcome, "ok": ok, "summary": summary, "checks": [c.to_dict() for c in checks]}

@@ -1,0 +1,218 @@
+"""Per-translation-unit compile of a translated tree with ``hipcc -c`` (mode 1, the default).
+
+Every TU (``.cu``/``.hip``, and C/C++ sources with CUDA/HIP content) is compiled
+as HIP for each target in ``settings.offload_archs``, in parallel (a thread pool
+driving one hipcc per TU), each with its own time limit. Objects are cached by
+content (see ``cache.py``), so an unchanged re-run compiles nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from worker.project_settings import ProjectSettings
+from worker.toolchain.cache import ObjectCache, materialise
+from worker.toolchain.detect import Toolchain, detect_toolchain, hip_environment
+from worker.toolchain.diagnostics import Diagnostic, parse_compiler_output
+from worker.toolchain.runner import ProcessResult, run_process
+from worker.toolchain.sources import (
+    HEADER_SUFFIXES,
+    SourceTree,
+    detect_cxx_std,
+    scan_tree,
+)
+
+FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled"]
+
+
+@dataclass
+class FileResult:
+    path: str  # tree-relative
+    status: FileStatus
+    duration_s: float
+    object_path: str = ""  # absolute, empty when no object
+    object_size: int = 0
+    cached: bool = False
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    output: str = ""
+    command: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.diagnostics if d.is_error)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "warning")
+
+
+@dataclass
+class CompileReport:
+    files: list[FileResult]
+    cxx_std: str
+    include_dirs: list[str]
+    cache_hits: int
+    cache_misses: int
+    duration_s: float
+    error: str = ""  # set when nothing could be compiled at all (no hipcc, no tree)
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and all(f.status == "passed" for f in self.files)
+
+    @property
+    def diagnostics(self) -> list[tuple[str, Diagnostic]]:
+        return [(f.path, d) for f in self.files for d in f.diagnostics]
+
+    def objects(self) -> list[str]:
+        return [f.object_path for f in self.files if f.status == "passed" and f.object_path]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    tree: SourceTree
+    build_dir: Path
+    base_flags: list[str]
+    toolchain: Toolchain
+    cache: ObjectCache
+    timeout_s: float
+    should_stop: Callable[[], bool]
+
+
+def compile_tree(
+    hip_tree: Path,
+    build_dir: Path,
+    settings: ProjectSettings,
+    cache_dir: Path,
+    toolchain: Toolchain | None = None,
+    *,
+    original_tree: Path | None = None,
+    jobs: int | None = None,
+    on_file: Callable[[FileResult, int, int], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> CompileReport:
+    """Compile every TU of ``hip_tree`` into ``build_dir/obj``; ``on_file(result, done, total)`` per file."""
+    started = time.monotonic()
+    toolchain = toolchain or detect_toolchain()
+    if not toolchain.available:
+        return CompileReport([], "", [], 0, 0, 0.0, error="hipcc not found on PATH; install hipcc (Debian) or ROCm")
+    if not hip_tree.is_dir():
+        return CompileReport([], "", [], 0, 0, 0.0, error=f"translated tree {hip_tree} does not exist")
+    tree = scan_tree(hip_tree, settings.exclude_globs, settings.include_dirs)
+    cxx_std = settings.cxx_std or detect_cxx_std(*(p for p in (original_tree, hip_tree) if p))
+    plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs), toolchain,
+                 ObjectCache(cache_dir), settings.compile_timeout_s, should_stop)
+    results = _compile_all(plan, tree.translation_units, jobs or os.cpu_count() or 1, on_file)
+    hits = sum(1 for r in results if r.cached)
+    misses = sum(1 for r in results if not r.cached and r.status != "cancelled")
+    return CompileReport(results, cxx_std, tree.include_dirs, hits, misses, time.monotonic() - started)
+
+
+def compile_flags(settings: ProjectSettings, cxx_std: str, include_dirs: list[str]) -> list[str]:
+    """Flags shared by every TU; paths are tree-relative so objects and cache keys are relocatable."""
+    # -fPIC: objects also go into shared libraries; -fno-crash-diagnostics: no reproducers left in /tmp
+    flags = ["-c", f"-std={cxx_std}", "-fPIC", "-fno-color-diagnostics", "-fno-crash-diagnostics"]
+    flags += [f"--offload-arch={arch}" for arch in settings.offload_archs]
+    flags += [f"-I{d}" for d in include_dirs]
+    flags += [d if d.startswith("-D") else f"-D{d}" for d in settings.defines]
+    flags += list(settings.extra_flags)
+    return flags
+
+
+def _compile_all(
+    plan: _Plan, units: list[str], jobs: int, on_file: Callable[[FileResult, int, int], None] | None
+) -> list[FileResult]:
+    results: list[FileResult] = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(_compile_one_safely, plan, unit) for unit in units]
+        for future in as_completed(futures):  # report files as they finish, not in submission order
+            results.append(future.result())
+            if on_file is not None:
+                on_file(results[-1], len(results), len(units))
+    return sorted(results, key=lambda result: result.path)
+
+
+def cache_key(plan: _Plan, unit: str) -> str:
+    digest = hashlib.sha256()
+    digest.update(plan.toolchain.fingerprint.encode())
+    digest.update("\0".join(plan.base_flags).encode())
+    included, macro_include = plan.tree.include_closure(unit)
+    if macro_include:  # cannot follow #include MACRO: depend on every header in the tree
+        included = [f for f in plan.tree.files if Path(f).suffix.lower() in HEADER_SUFFIXES]
+    for relative in [unit, *included]:
+        digest.update(f"\0{relative}\0".encode())
+        digest.update((plan.tree.root / relative).read_bytes())
+    return digest.hexdigest()
+
+
+def _compile_one_safely(plan: _Plan, unit: str) -> FileResult:
+    """A file that cannot be read or written (odd permissions, vanished) fails alone, not the stage."""
+    try:
+        return _compile_one(plan, unit)
+    except OSError as exc:
+        return FileResult(unit, "failed", 0.0, output=f"migrator: cannot compile {unit}: {exc}\n")
+
+
+def _compile_one(plan: _Plan, unit: str) -> FileResult:
+    if plan.should_stop():
+        return FileResult(unit, "cancelled", 0.0)
+    started = time.monotonic()
+    object_path = plan.build_dir / "obj" / f"{unit}.o"
+    key = cache_key(plan, unit)
+    cached = plan.cache.get(key)
+    if cached is not None:
+        materialise(cached.object_path, object_path)
+        return FileResult(unit, "passed", time.monotonic() - started, str(object_path),
+                          object_path.stat().st_size, True, _diagnostics(plan, cached.output), cached.output)
+    object_path.parent.mkdir(parents=True, exist_ok=True)
+    object_path.unlink(missing_ok=True)
+    command = [plan.toolchain.hipcc, *plan.base_flags, "-x", "hip", unit, "-o", str(object_path)]
+    process = run_process(command, plan.tree.root, hip_environment(), plan.timeout_s)
+    result = _file_result(plan, unit, process, object_path, command)
+    if result.status == "passed":
+        plan.cache.put(key, object_path, process.output)
+    return result
+
+
+def _file_result(plan: _Plan, unit: str, process: ProcessResult, object_path: Path, command: list[str]) -> FileResult:
+    status: FileStatus = "passed" if process.ok and object_path.is_file() else "failed"
+    output = process.output
+    if process.timed_out:
+        status = "timeout"
+        output += f"\nmigrator: compile of {unit} killed after the {plan.timeout_s:g} s time limit\n"
+    elif process.crashed:
+        status = "crashed"
+        output += f"\nmigrator: the compiler crashed on {unit} (exit status {process.returncode})\n"
+    if status != "passed":
+        object_path.unlink(missing_ok=True)  # a killed compile may leave half an object
+    size = object_path.stat().st_size if status == "passed" else 0
+    return FileResult(unit, status, process.duration_s, str(object_path) if size else "", size,
+                      False, _diagnostics(plan, output), output, command)
+
+
+def _diagnostics(plan: _Plan, output: str) -> list[Diagnostic]:
+    diagnostics = parse_compiler_output(output)
+    root = plan.tree.root.resolve()
+    for diagnostic in diagnostics:
+        diagnostic.file = _tree_relative(root, diagnostic.file)
+        diagnostic.include_stack = [_tree_relative(root, entry) for entry in diagnostic.include_stack]
+    return diagnostics
+
+
+def _tree_relative(root: Path, printed: str) -> str:
+    """``./inc/a.h`` -> ``inc/a.h``; paths outside the tree (system headers) stay as printed."""
+    if not printed:
+        return printed
+    path, _, rest = printed.partition(":") if printed.count(":") == 1 else (printed, "", "")
+    full = (root / path).resolve()
+    try:
+        relative = full.relative_to(root).as_posix()
+    except ValueError:
+        return printed
+    return f"{relative}:{rest}" if rest else relative
