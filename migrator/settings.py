@@ -4,7 +4,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from kombu import Queue
+from kombu import Queue  # type: ignore[attr-defined]
 
 from migrator.envconf import env_bool, env_int, env_list, env_str
 
@@ -27,6 +27,8 @@ def _local_secret_key() -> str:
 SECRET_KEY = env_str("MIGRATOR_SECRET_KEY", "") or _local_secret_key()
 ALLOWED_HOSTS = env_list("MIGRATOR_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("MIGRATOR_CSRF_TRUSTED_ORIGINS", [])
+# The dashboard's address as seen from outside (links in PR comments and commit statuses).
+MIGRATOR_PUBLIC_URL = env_str("MIGRATOR_PUBLIC_URL", "http://localhost:8000").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -46,6 +48,7 @@ INSTALLED_APPS = [
     "migrator.reports",
     "migrator.integrations",
     "migrator.api",
+    "migrator.review",
 ]
 
 MIDDLEWARE = [
@@ -81,6 +84,7 @@ TEMPLATES = [
 # PostgreSQL is the production database (full-text search). SQLite is a fallback only for machines
 # where PostgreSQL cannot be had; search then degrades to substring matching.
 DB_ENGINE = env_str("MIGRATOR_DB_ENGINE", "postgresql")
+DATABASES: dict[str, dict[str, object]]
 if DB_ENGINE == "sqlite":
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(VAR_DIR / "migrator.sqlite3")}}
 else:
@@ -162,7 +166,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis redelivers unacked messages after the visibility timeout: it must exceed the longest hard limit.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": MIGRATOR_STAGE_HARD_LIMIT_S + 600}
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_QUEUES = (Queue("cpu"), Queue("rocm"), Queue("cuda"))
+CELERY_TASK_QUEUES = (Queue("cpu"), Queue("rocm"), Queue("cuda"))  # type: ignore[no-untyped-call]
 CELERY_TASK_SOFT_TIME_LIMIT = MIGRATOR_STAGE_SOFT_LIMIT_S
 CELERY_TASK_TIME_LIMIT = MIGRATOR_STAGE_HARD_LIMIT_S
 CELERY_WORKER_SEND_TASK_EVENTS = False

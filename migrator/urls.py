@@ -13,5 +13,6 @@ urlpatterns = [
     path("", include("migrator.projects.urls")),
     path("", include("migrator.reports.urls")),
     path("", include("migrator.integrations.urls")),
+    path("", include("migrator.review.urls")),
     path("api/v1/", api.urls),
 ]

@@ -1,9 +1,10 @@
 """What a stage receives and returns. Stages never touch the database or Celery."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from worker.project_settings import ProjectSettings
 
@@ -66,13 +67,13 @@ class StageResult:
     data: dict[str, Any] = field(default_factory=dict)  # JSON-serialisable, kept on the Stage row
 
     @classmethod
-    def passed(cls, summary: str, **data: Any) -> "StageResult":
+    def passed(cls, summary: str, **data: Any) -> StageResult:
         return cls("passed", summary, dict(data))
 
     @classmethod
-    def failed(cls, summary: str, **data: Any) -> "StageResult":
+    def failed(cls, summary: str, **data: Any) -> StageResult:
         return cls("failed", summary, dict(data))
 
     @classmethod
-    def skipped(cls, summary: str, **data: Any) -> "StageResult":
+    def skipped(cls, summary: str, **data: Any) -> StageResult:
         return cls("skipped", summary, dict(data))

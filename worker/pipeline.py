@@ -14,9 +14,9 @@ import shutil
 import socket
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings as django_settings
@@ -80,7 +80,10 @@ def execute_reference(run_id: int, *, worker: str = "") -> dict[str, object]:
     log_path = workspace.artifacts / "reference.log"
     try:
         with open(log_path, "a") as log_file:
-            ctx = build_context(stage, StageLog(stage.pk, run_id), log=lambda text: log_file.write(text))
+            def write(text: str) -> None:
+                log_file.write(text)
+
+            ctx = build_context(stage, StageLog(stage.pk, run_id), log=write)
             ctx.progress = lambda done, total: None
             result = run_reference(ctx)
     except Exception as exc:  # the smoke stage must learn the reference is gone, not wait for it

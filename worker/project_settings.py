@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 BuildMode = Literal["per_tu", "project"]
@@ -70,7 +70,7 @@ class ProjectSettings:
     smoke_output_limit_bytes: int = 1_000_000
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any] | None) -> "ProjectSettings":
+    def from_dict(cls, raw: dict[str, Any] | None) -> ProjectSettings:
         raw = dict(raw or {})
         known = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(raw) - set(known))

@@ -7,6 +7,7 @@ sweep can tell a slow stage from a dead worker.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -14,6 +15,7 @@ from django.db import close_old_connections, connection
 
 from migrator.projects import transitions
 
+log = logging.getLogger(__name__)
 FLUSH_S = 0.5
 FLUSH_BYTES = 16 * 1024
 HEARTBEAT_S = 5.0
@@ -30,7 +32,7 @@ class StageLog:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name=f"stage-{stage_id}-heartbeat", daemon=True)
 
-    def __enter__(self) -> "StageLog":
+    def __enter__(self) -> StageLog:
         self._thread.start()
         return self
 
@@ -59,8 +61,11 @@ class StageLog:
     def _beat(self) -> None:
         try:
             while not self._stop.wait(min(FLUSH_S * 2, HEARTBEAT_S)):
-                self.flush()
-                transitions.touch_heartbeat(self.stage_id)
+                try:
+                    self.flush()
+                    transitions.touch_heartbeat(self.stage_id)
+                except Exception:  # a failed beat must not end the thread; the next one retries
+                    log.exception("stage %s: heartbeat or log flush failed", self.stage_id)
         finally:
             connection.close()
             close_old_connections()

@@ -8,9 +8,9 @@ from worker import dispatch, pipeline, signals, sweeping  # noqa: F401  (signals
 
 @shared_task(name="worker.tasks.run_stage", acks_late=True, reject_on_worker_lost=True)
 def run_stage(stage_id: int) -> None:
-    from migrator.projects.models import Stage
-
     from celery import current_task
+
+    from migrator.projects.models import Stage
 
     hostname = getattr(current_task.request, "hostname", "") or ""
     pipeline.execute_stage(stage_id, worker=hostname)

@@ -14,9 +14,10 @@ import stat
 import tarfile
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 COPY_BLOCK = 1024 * 1024
 

@@ -6,7 +6,8 @@ The compiled matcher is cached per process and rebuilt only when signatures or e
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, F, Max
@@ -73,8 +74,9 @@ def worth_matching(stage: Stage) -> bool:
     if stage.state != StageState.PASSED:
         return False
     data = stage.data or {}
-    totals = data.get("totals") if isinstance(data.get("totals"), dict) else {}
-    return bool(data.get("diagnostics")) or bool(totals.get("unconverted"))
+    totals = data.get("totals")
+    unconverted = totals.get("unconverted_total") or totals.get("unconverted") if isinstance(totals, dict) else 0
+    return bool(data.get("diagnostics")) or bool(unconverted)
 
 
 def match_text(text: str) -> MatchResults:

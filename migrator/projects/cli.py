@@ -6,11 +6,9 @@ import json
 import os
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TextIO
-
-from django.contrib.auth import get_user_model
 
 from migrator.accounts.models import Team
 from migrator.lib.gitsource import check_git_url

@@ -36,6 +36,9 @@ class NewProjectForm(forms.Form):
     def __init__(self, *args: Any, teams: Any, allow_local_git: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams  # type: ignore[attr-defined]
+        first = teams.first()
+        if first is not None:
+            self.fields["team"].initial = first.pk
         self.allow_local_git = allow_local_git
 
     def clean(self) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Reading stage logs stored as chunks with byte offsets."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from migrator.projects.models import LogChunk, Stage
 

@@ -14,12 +14,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from migrator.projects import actions
 from migrator.projects.access import get_run_or_404
-from migrator.projects.forms import LiveForm, LogForm, RerunForm, StageChoiceForm
+from migrator.projects.constants import FINAL_STAGE_STATES, StageState
 from migrator.projects.errorlines import failing_lines
+from migrator.projects.forms import LiveForm, LogForm, RerunForm, StageChoiceForm
 from migrator.projects.logs import log_tail, read_log_from, stream_log
 from migrator.projects.models import Run, Stage
 from migrator.projects.stage_panels import panel_context as stage_panel_context
-from migrator.projects.constants import FINAL_STAGE_STATES, StageState
 from worker.dispatch import start_run
 
 HTMX_STOP_POLLING = 286
@@ -83,6 +83,8 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
     if request.GET.get("log", selected.name) != selected.name:
         # Following the run: the selected stage moved on, so swap the log pane to it (out of band).
         context |= _log_context(selected) | {"log_switch": True}
+    if run.is_final:
+        context["rerun_form"] = RerunForm()  # the actions swap from "cancel" to "re-run"
     response = render(request, "projects/run.html#status", context)
     if run.is_final:
         response.status_code = HTMX_STOP_POLLING

@@ -7,16 +7,19 @@ reference run (``artifacts/reference.json``). Artifacts are read only when the p
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TypedDict
 
 from django.urls import NoReverseMatch, reverse
 
-from migrator.lib.sidebyside import compute_side_by_side
 from migrator.lib.diff_models import Row
+from migrator.lib.sidebyside import compute_side_by_side
 from migrator.projects.models import Run, Stage
 from worker.pipeline import workspace_for
+from worker.project_settings import ProjectSettings, SettingsError
 
 SEVERITY_ORDER = ("fatal", "error", "warning", "note", "info", "remark")
 MAX_OUTPUT_ROWS = 400  # side-by-side rows of stdout shown; the artifacts keep everything
@@ -48,12 +51,19 @@ def review_url(run_id: int, path: str, line: int, side: str = "o") -> str:
 
 
 def _read_artifact(run: Run, relative: str) -> dict[str, object] | None:
-    root = workspace_for(run.pk).root
+    root = workspace_for(run.pk).root.resolve()
     path = (root / relative).resolve()
-    if not path.is_relative_to(root.resolve()) or not path.is_file() or path.stat().st_size > ARTIFACT_READ_LIMIT:
+    if not path.is_relative_to(root) or not path.is_file():
         return None
+    stat = path.stat()
+    return None if stat.st_size > ARTIFACT_READ_LIMIT else _load_json(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_json(path: str, mtime_ns: int, size: int) -> dict[str, object] | None:
+    """Parsed once per version of the file (the live page re-renders a panel every second); read-only."""
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
+        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return loaded if isinstance(loaded, dict) else None
@@ -66,9 +76,8 @@ def group_by_severity(items: Iterable[Item], file_key: str = "file") -> list[Sev
         severity = str(item.get("severity") or "info")
         file = str(item.get(file_key) or item.get("file") or "")
         by_severity.setdefault(severity, {}).setdefault(file, []).append(item)
-    rank = {name: index for index, name in enumerate(SEVERITY_ORDER)}
     groups: list[SeverityGroup] = []
-    for severity in sorted(by_severity, key=lambda s: (rank.get(s, len(rank)), s)):
+    for severity in sorted(by_severity, key=_severity_rank):
         files = by_severity[severity]
         groups.append(SeverityGroup(
             severity=severity, count=sum(len(v) for v in files.values()),
@@ -77,40 +86,60 @@ def group_by_severity(items: Iterable[Item], file_key: str = "file") -> list[Sev
     return groups
 
 
+def _dicts(value: object) -> list[Item]:
+    """The dict entries of a JSON list (copies, so the panel can annotate them)."""
+    return [dict(entry) for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+
+
 def _finding_key(finding: Mapping[str, object]) -> tuple[object, ...]:
     return finding.get("rule_id"), finding.get("file"), finding.get("line"), finding.get("column")
 
 
 def scan_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
-    compact = [dict(f) for f in data.get("findings") or [] if isinstance(f, dict)]
+    compact = _dicts(data.get("findings"))
     artifact = _read_artifact(run, str(data.get("artifact") or "")) if data.get("artifact") else None
-    full = artifact.get("findings") if artifact else None
-    if isinstance(full, list):
-        details = {_finding_key(f): f for f in full if isinstance(f, dict)}
+    if artifact:
+        details = {_finding_key(f): f for f in _dicts(artifact.get("findings"))}
         for finding in compact:
             extra = details.get(_finding_key(finding), {})
             finding["explanation"] = extra.get("explanation", "")
             finding["suggestion"] = extra.get("suggestion") or ""
-    return {"finding_groups": group_by_severity(compact)}
+    counts = data.get("findings_by_severity")
+    ordered = sorted(counts.items(), key=lambda kv: _severity_rank(str(kv[0]))) if isinstance(counts, dict) else []
+    return {"finding_groups": group_by_severity(compact), "severity_counts": ordered}
+
+
+def _severity_rank(severity: str) -> tuple[int, str]:
+    return (SEVERITY_ORDER.index(severity) if severity in SEVERITY_ORDER else len(SEVERITY_ORDER), severity)
 
 
 def compile_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
-    diagnostics = [dict(d) for d in data.get("diagnostics") or [] if isinstance(d, dict)]
+    diagnostics = _dicts(data.get("diagnostics"))
     by_file: dict[str, list[Item]] = {}
     for diagnostic in diagnostics:
         original = str(diagnostic.get("original_file") or "")
         line = diagnostic.get("original_line")
         diagnostic["review_url"] = review_url(run.pk, original, line if isinstance(line, int) else 0)
+        translated_line = diagnostic.get("line")
+        if original and isinstance(translated_line, int):
+            diagnostic["translated_url"] = review_url(run.pk, original, translated_line, side="t")
         by_file.setdefault(original or str(diagnostic.get("file") or diagnostic.get("tu") or "(driver)"), []).append(diagnostic)
     groups = [FileGroup(file=name, items=items) for name, items in sorted(by_file.items())]
     toolchain = data.get("toolchain")
-    libraries = toolchain.get("libraries") if isinstance(toolchain, dict) else None
-    missing = [lib for lib in libraries or [] if isinstance(lib, dict) and not lib.get("installed")]
-    return {"diagnostic_groups": groups, "missing_libraries": missing}
+    libraries = _dicts(toolchain.get("libraries")) if isinstance(toolchain, dict) else []
+    missing = [lib for lib in libraries if not lib.get("installed")]
+    return {"diagnostic_groups": groups, "missing_libraries": missing, "targets": _offload_archs(run)}
+
+
+def _offload_archs(run: Run) -> tuple[str, ...]:
+    try:
+        return ProjectSettings.from_dict(run.project.settings).offload_archs
+    except SettingsError:
+        return ()
 
 
 def link_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
-    problems = [p for p in data.get("problems") or [] if isinstance(p, dict)]
+    problems = _dicts(data.get("problems"))
     return {
         "undefined_references": [p for p in problems if p.get("kind") == "undefined_reference"],
         "missing_libraries": [p for p in problems if p.get("kind") == "missing_library"],

@@ -27,10 +27,11 @@ def bump(run_id: int) -> None:
 
 
 def mark_enqueued(stage: Stage, task_id: str, queue: str) -> None:
-    Stage.objects.filter(pk=stage.pk, state=StageState.QUEUED).update(
-        task_id=task_id, queue=queue, queued_at=timezone.now()
-    )
-    bump(stage.run_id)
+    with transaction.atomic():  # one commit for both rows
+        Stage.objects.filter(pk=stage.pk, state=StageState.QUEUED).update(
+            task_id=task_id, queue=queue, queued_at=timezone.now()
+        )
+        bump(stage.run_id)
 
 
 def claim_stage(stage_id: int, worker: str) -> bool:
@@ -67,7 +68,9 @@ def append_log(stage_id: int, run_id: int, text: str) -> None:
     if not text:
         return
     with transaction.atomic():
-        stage = Stage.objects.select_for_update().only("log_size").get(pk=stage_id)
+        stage = Stage.objects.select_for_update().only("log_size").filter(pk=stage_id).first()
+        if stage is None:  # deleted with its run, or not visible to this connection yet
+            return
         offset = stage.log_size
         if offset >= MAX_LOG_BYTES:
             return

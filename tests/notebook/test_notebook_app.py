@@ -12,7 +12,8 @@ from migrator.notebook import actions
 from migrator.notebook.matching import match_stage
 from migrator.notebook.models import Entry, EntryRevision, StageMatch
 from migrator.notebook.search import search_entries
-from migrator.projects import actions as project_actions, transitions
+from migrator.projects import actions as project_actions
+from migrator.projects import transitions
 from migrator.projects.constants import StageState
 from worker.hooks import on_stage_finished
 

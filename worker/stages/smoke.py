@@ -116,8 +116,11 @@ def run(ctx: StageContext) -> StageResult:
     found = probe("rocm")
     ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
     ctx.check_cancelled()
+    # Executables are linked into build/bin, named after the file defining main (as the CUDA
+    # reference build names them), so "./app --args" works the same on both sides.
+    run_dir = build / "bin" if (build / "bin").is_dir() else build
     job = run_on_gpu(
-        settings.smoke_command, build, found, limits_for(settings), log=ctx.log, cancel=ctx.is_cancelled
+        settings.smoke_command, run_dir, found, limits_for(settings), log=ctx.log, cancel=ctx.is_cancelled
     )
     ctx.check_cancelled()  # a cancelled run's process group is already stopped
     await_reference(ctx)
@@ -150,9 +153,20 @@ def _not_run(ctx: StageContext, job: GpuRun) -> StageResult:
     )
 
 
+LOGGED_OUTPUT_CHARS = 64_000
+
+
+def _log_output(ctx: StageContext, label: str, text: str) -> None:
+    if text:
+        shown = text if len(text) <= LOGGED_OUTPUT_CHARS else "[...]\n" + text[-LOGGED_OUTPUT_CHARS:]
+        ctx.log(f"--- {label} ---\n{shown}{'' if shown.endswith(chr(10)) else chr(10)}")
+
+
 def _judge(ctx: StageContext, job: GpuRun) -> StageResult:
     settings, execution = ctx.settings, job.execution
     assert execution is not None
+    _log_output(ctx, "stdout", execution.stdout)
+    _log_output(ctx, "stderr", execution.stderr)
     reference = load_reference(ctx)
     checks = run_checks(
         execution.stdout, execution.exit_code, execution.signal,

@@ -35,3 +35,19 @@ def get(mapping: object, key: object) -> object:
     if isinstance(mapping, Mapping):
         return mapping.get(key, "")
     return ""
+
+
+@register.filter
+def by_count(mapping: object, field: str = "") -> list[tuple[object, object]]:
+    """A dict's items, largest count first (PostgreSQL's jsonb does not keep key order).
+
+    ``counts|by_count`` sorts by the values; ``languages|by_count:"lines"`` by a field of each value.
+    """
+    if not isinstance(mapping, Mapping):
+        return []
+
+    def count(item: tuple[object, object]) -> float:
+        value = item[1].get(field, 0) if field and isinstance(item[1], Mapping) else item[1]
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+    return sorted(mapping.items(), key=lambda item: (-count(item), str(item[0])))

@@ -1,0 +1,89 @@
+"""Where a run's original and translated files live, and which relative paths may be read.
+
+Paths come from URLs, so a path is accepted only when it names a regular file inside
+its tree: no "..", no absolute paths, no symbolic links (a hostile repository could
+point one anywhere), no VCS folders.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from migrator.projects.models import Run
+from migrator.review.stagedata import hipify_data
+from worker.pipeline import workspace_for
+
+SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+@dataclass(frozen=True)
+class FilePair:
+    """One file of the review: its original and translated relative paths and where they are."""
+
+    original_path: str
+    translated_path: str
+    old_file: Path | None  # None: the file exists only in the translated tree
+    new_file: Path | None  # None: the translation removed it (or hipify did not run)
+
+
+@dataclass(frozen=True)
+class ReviewTree:
+    source: Path
+    hip: Path
+    artifacts: Path
+    renames: dict[str, str] = field(default_factory=dict)  # original -> translated
+
+    @property
+    def translated(self) -> bool:
+        return self.hip.is_dir()
+
+    def translated_name(self, original: str) -> str:
+        return self.renames.get(original, original)
+
+    def original_name(self, translated: str) -> str:
+        for original, renamed in self.renames.items():
+            if renamed == translated:
+                return original
+        return translated
+
+    def pair(self, path: str) -> FilePair | None:
+        """The pair for an original path (or a translated one with no original); None if neither exists."""
+        if not is_safe_relative(path):
+            return None
+        old_file = safe_file(self.source, path)
+        original = path
+        if old_file is None and path not in self.renames:
+            original = self.original_name(path)
+            old_file = safe_file(self.source, original) if original != path else None
+        translated = self.translated_name(original)
+        new_file = safe_file(self.hip, translated) if self.translated else None
+        if old_file is None and new_file is None:
+            return None
+        return FilePair(original, translated, old_file, new_file)
+
+
+def review_tree(run: Run) -> ReviewTree:
+    workspace = workspace_for(run.pk)
+    renames = hipify_data(run).get("renames")
+    clean = {str(k): str(v) for k, v in renames.items()} if isinstance(renames, dict) else {}
+    return ReviewTree(workspace.source, workspace.hip, workspace.artifacts, clean)
+
+
+def is_safe_relative(path: str) -> bool:
+    if not path or "\0" in path or path.startswith("/"):
+        return False
+    parts = PurePosixPath(path).parts
+    return all(part not in ("", ".", "..") for part in parts) and not SKIPPED_DIRS.intersection(parts)
+
+
+def safe_file(root: Path, relative: str) -> Path | None:
+    """`root/relative` if it is a regular file inside `root` reached without symbolic links."""
+    if not is_safe_relative(relative):
+        return None
+    candidate = root / relative
+    current = root
+    for part in PurePosixPath(relative).parts:
+        current = current / part
+        if current.is_symlink():
+            return None
+    return candidate if candidate.is_file() else None

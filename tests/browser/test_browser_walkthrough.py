@@ -1,0 +1,104 @@
+"""A user's walk through the real UI in headless Chromium (Debian's chromium, driven by Playwright).
+
+Open a run, open a file diff, see the failing stage's matched notebook entry, add a new entry
+from a log line, find it by search.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from migrator.notebook.actions import load_seed
+from migrator.projects import actions
+from tests.conftest import make_tar_gz
+from worker import pipeline
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+BAD_CU = """#include <cuda_runtime.h>
+
+__global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }
+
+int main() {
+  float* d;
+  cudaMalloc(&d, 32 * sizeof(float));
+  fill<<<1, 32>>>(d);
+  cudaFooBarBaz(d);
+  return 0;
+}
+"""
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed (./dev installs it)"),
+]
+
+
+@pytest.fixture
+def failed_run(team_user, only_stages):  # type: ignore[no-untyped-def]
+    only_stages("fetch", "scan", "hipify", "compile")
+    load_seed()
+    user, team = team_user
+    project = actions.create_project(team, "browser-demo", user=user)
+    archive = make_tar_gz({"src/bad.cu": BAD_CU, "CMakeLists.txt": "find_package(CUDA REQUIRED)\n"})
+    actions.store_archive(project, SimpleUploadedFile("b.tgz", archive), "b.tgz", user)
+    return pipeline.run_sync(actions.create_run(project, user=user))
+
+
+@pytest.fixture
+def page(live_server):  # type: ignore[no-untyped-def]
+    from playwright.sync_api import sync_playwright
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop in this thread
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        ])
+        page = browser.new_page()
+        page.set_default_timeout(20_000)
+        yield page
+        browser.close()
+
+
+def test_a_user_walks_from_a_failure_to_a_new_notebook_entry(page, live_server, failed_run) -> None:  # type: ignore[no-untyped-def]
+    base = live_server.url
+    page.goto(f"{base}/login/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "pw-alice-123")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/")
+
+    # Open the run: the compile stage failed and the notebook entry that matched is shown.
+    page.goto(f"{base}/runs/{failed_run.pk}/")
+    assert page.get_attribute("#stage-compile", "data-state") == "failed"
+    page.click("#stage-compile a")
+    matches = page.locator("#notebook-matches")
+    matches.wait_for()
+    assert "CUDA code hipify could not convert" in matches.inner_text()
+    assert "cudaFooBarBaz" in matches.inner_text()
+
+    # Open the file diff of the translated kernel.
+    page.click("text=Files changed")
+    page.click('tr[data-path="src/bad.cu"] a')
+    page.wait_for_selector("table.diff")
+    body = page.inner_text("table.diff")
+    assert "cudaMalloc" in body and "hipMalloc" in body
+
+    # Back on the failing stage, add a notebook entry from a log line.
+    page.goto(f"{base}/runs/{failed_run.pk}/?stage=compile")
+    page.click("details.error-lines summary")
+    page.locator("details.error-lines a", has_text="add to notebook").first.click()
+    page.wait_for_selector("#entry-form")
+    assert "cudaFooBarBaz" in page.input_value("#id_signatures")
+    page.fill("#id_title", "cudaFooBarBaz is our own wrapper, port it by hand")
+    page.fill("#id_fix", "Replace `cudaFooBarBaz` with `hipFooBarBaz` from our HIP shim.")
+    page.click("#entry-form button[type=submit]")
+    page.wait_for_selector("text=Entry added to the notebook.")
+
+    # Find it again by search-as-you-type.
+    page.goto(f"{base}/notebook/")
+    page.fill("#id_q", "wrapper port by hand")
+    page.wait_for_selector("#results >> text=cudaFooBarBaz is our own wrapper")

@@ -1,0 +1,76 @@
+"""The whole pipeline on real Celery workers: a CPU worker and a ROCm runner (fake GPU list, real process).
+
+The CUDA program is fetched, scanned, translated, compiled and linked with the real hipcc for gfx90a,
+then the smoke stage is routed to the runner's rocm.gfx90a queue. This machine has no AMD GPU, so the
+binary reports hipErrorInvalidDevice: the stage must fail, classified as "no device", and the
+notebook entry for that case must be matched.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from migrator.notebook.actions import load_seed
+from migrator.projects import actions
+from migrator.projects.constants import RunState, StageState
+from migrator.runners.models import Runner
+from tests.conftest import ROOT, VADD_CU, _test_db_name, make_tar_gz, wait_for
+from worker.dispatch import start_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def rocm_runner(celery_worker_process, settings, tmp_path: Path) -> Iterator[Runner]:  # type: ignore[no-untyped-def]
+    env = {
+        **os.environ, "DJANGO_SETTINGS_MODULE": "migrator.test_settings", "MIGRATOR_DB_NAME": _test_db_name(),
+        "MIGRATOR_RUNNER_PROFILE": "rocm", "MIGRATOR_FAKE_GPUS": "gfx90a", "PYTHONUNBUFFERED": "1",
+        "MIGRATOR_WORKSPACE_ROOT": str(settings.MIGRATOR_WORKSPACE_ROOT),
+        "MIGRATOR_CACHE_ROOT": str(settings.MIGRATOR_CACHE_ROOT),
+        "MIGRATOR_GPU_LOCK_DIR": str(tmp_path / "gpu-locks"),
+    }
+    name = f"rocm-e2e-{os.getpid()}"
+    log = open(tmp_path / "rocm-worker.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "migrator", "worker", "-Q", "rocm", "-P", "prefork", "-c", "1",
+         "-n", f"{name}@%h", "--without-mingle", "--without-gossip"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    try:
+        yield wait_for(lambda: Runner.objects.filter(name__startswith=f"{name}@").first(), timeout=60)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def test_a_cuda_project_goes_through_every_stage_on_real_workers(rocm_runner, team_user) -> None:  # type: ignore[no-untyped-def]
+    load_seed()
+    user, team = team_user
+    project = actions.create_project(team, "e2e", user=user, settings={"smoke_command": "./vadd", "smoke_timeout_s": 60})
+    archive = make_tar_gz({"src/vadd.cu": VADD_CU, "Makefile": "vadd: src/vadd.cu\n\tnvcc -arch=sm_80 -o vadd src/vadd.cu -lcudart\n"})
+    actions.store_archive(project, SimpleUploadedFile("e2e.tgz", archive), "e2e.tgz", user)
+    run = actions.create_run(project, user=user)
+    start_run(run)
+
+    def finished():  # type: ignore[no-untyped-def]
+        run.refresh_from_db()
+        return run.is_final
+
+    wait_for(finished, timeout=240, interval=0.5)
+    stages = {s.name: s for s in run.stages.all()}
+    assert [stages[n].state for n in ("fetch", "scan", "hipify", "compile", "link")] == [StageState.PASSED] * 5
+    assert "rocm.gfx90a" in rocm_runner.queues and stages["smoke"].queue == "rocm.gfx90a"
+    smoke = stages["smoke"]
+    assert smoke.worker == rocm_runner.name
+    assert run.state == RunState.FAILED and smoke.state == StageState.FAILED
+    assert smoke.data["classification"]["kind"] == "no-device"
+    assert "hipErrorInvalidDevice" in "".join(c.text for c in smoke.log_chunks.all())
+    assert smoke.notebook_matches.first().entry.slug == "no-amd-gpu-visible"
+    assert stages["hipify"].data["build_fixes"]  # the Makefile's nvcc line was fixed in the translated copy

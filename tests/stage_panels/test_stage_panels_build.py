@@ -1,0 +1,104 @@
+"""Compile and link panels from real hipcc runs: per-file results, diagnostics linked to source lines."""
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from django.urls import reverse
+
+from migrator.projects import actions
+from migrator.projects.models import Project
+from migrator.projects.stage_panels import review_url
+from tests.conftest import VADD_CU
+from tests.stage_panels.panel_project import (
+    BROKEN_CU,
+    UNDEFINED_CU,
+    assert_no_raw_hostile,
+    panel_of,
+    run_project,
+    stage_page,
+)
+from worker.pipeline import run_sync
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def compiled_run(team_user, only_stages):  # type: ignore[no-untyped-def]
+    only_stages("fetch", "hipify", "compile")
+    run = run_project(team_user, {"src/vadd.cu": VADD_CU, "src/broken.cu": BROKEN_CU})
+    assert run.stages.get(name="compile").state == "failed"
+    return run
+
+
+def test_compile_panel_lists_per_file_results_and_the_toolchain(alice_client, compiled_run) -> None:  # type: ignore[no-untyped-def]
+    data = compiled_run.stages.get(name="compile").data
+    panel = panel_of(stage_page(alice_client, compiled_run, "compile"))
+    assert f"<code>{data['toolchain']['hipcc_version']}</code>" in panel and "<code>gfx90a</code>" in panel
+    assert f"<code>{data['toolchain']['rocm_path']}</code>" in panel
+    missing = [lib for lib in data["toolchain"]["libraries"] if not lib["installed"]]
+    if missing:
+        assert f"<strong>{missing[0]['name']}</strong>: install <code>{missing[0]['package']}</code>" in panel
+    files = panel[panel.index('id="compile-files"'):panel.index("</table>", panel.index('id="compile-files"'))]
+    broken = files[files.index("<code>src/broken.cu</code>"):].split("</tr>")[0]
+    vadd = files[files.index("<code>src/vadd.cu</code>"):].split("</tr>")[0]
+    assert ">failed</span>" in broken and '<td class="num sev-error">1</td>' in broken
+    assert ">passed</span>" in vadd and re.search(r'<td class="num">[\d.]+\s(KB|bytes)</td>', vadd)
+    assert re.search(r'<td class="num">[\d.]+ s</td>', vadd)  # duration
+    assert '<span id="compile-cache">0 hits, 2 misses</span>' in panel
+
+
+def test_compile_diagnostics_link_to_the_original_line(alice_client, compiled_run) -> None:  # type: ignore[no-untyped-def]
+    page = stage_page(alice_client, compiled_run, "compile")
+    panel = panel_of(page)
+    group = panel[panel.index("<summary><code>src/broken.cu</code>"):].split("</details>")[0]
+    link = reverse("review:file", args=[compiled_run.pk, "src/broken.cu"])
+    assert f'<a class="source-link" href="{link}#o9">line 9</a>' in group
+    assert "use of undeclared identifier &#x27;cudaFooBar&#x27;" in group
+    assert '<span class="sev-error">error</span>' in group
+    assert "[-Wunused-result]" in panel  # vadd.cu's warnings keep their flag
+    assert_no_raw_hostile(page)  # the compiler echoed the hostile comment into the log
+
+
+def test_review_links_fall_back_to_plain_text_without_the_review_app(settings) -> None:  # type: ignore[no-untyped-def]
+    assert review_url(1, "src/a b.cu", 3).endswith("/src/a%20b.cu#o3")
+    assert review_url(1, "src/a.cu", 7, side="t").endswith("/src/a.cu#t7")
+    settings.ROOT_URLCONF = "migrator.runners.urls"  # an installation without the review app
+    assert review_url(1, "src/a.cu", 3) == ""
+
+
+def test_link_panel_shows_undefined_references_and_missing_libraries(alice_client, team_user, only_stages) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch", "scan", "hipify", "compile", "link")  # every stage before link passes: it can be re-run
+    run = run_project(team_user, {"src/main.cu": UNDEFINED_CU})
+    link = run.stages.get(name="link")
+    assert link.state == "failed"
+    panel = panel_of(stage_page(alice_client, run, "link"))
+    targets = panel[panel.index('id="link-targets"'):]
+    assert "<code>main</code>" in targets and "executable" in targets and ">failed</span>" in targets
+    undefined = panel[panel.index('id="link-undefined"'):]
+    assert "<code>normalise_rows(float*, int)</code>" in undefined  # demangled
+    problem = next(p for p in link.data["problems"] if p["kind"] == "undefined_reference")
+    assert problem["object"] and f"<code>{problem['object']}</code>" in undefined
+    # Asking for the CUDA library by name: a re-run of the link stage reports it with its ROCm counterpart.
+    Project.objects.filter(pk=run.project_id).update(settings={"link_libraries": ["cublas"]})
+    rerun = run_sync(actions.create_rerun(run, user=team_user[0], from_stage="link"))
+    assert rerun.stages.get(name="link").state == "failed"
+    panel = panel_of(stage_page(alice_client, rerun, "link"))
+    missing = panel[panel.index('id="link-missing"'):]
+    assert "<td><code>-lcublas</code></td><td>hipBLAS (<code>-lhipblas</code>)</td><td><code>libhipblas-dev</code></td>" in missing
+
+
+def test_project_build_panel_shows_steps_and_sandbox_violations(alice_client, team_user, only_stages) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch", "hipify", "compile")
+    command = "echo building; touch /usr/migrator-panel-test"
+    run = run_project(team_user, {"src/vadd.cu": VADD_CU}, {"build_mode": "project", "build_command": command})
+    compile_stage = run.stages.get(name="compile")
+    build = compile_stage.data["project_build"]
+    assert compile_stage.state == "failed" and build["violations"]
+    panel = panel_of(stage_page(alice_client, run, "compile"))
+    steps = panel[panel.index('id="project-build-steps"'):]
+    assert f"<code>sh -c {command}</code>" in steps
+    assert f'<td class="num">{build["steps"][0]["returncode"]}</td>' in steps
+    violations = panel[panel.index("Sandbox violations"):]
+    assert html.escape(build["violations"][0]) in violations
