@@ -20,12 +20,20 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from _benchdb import ROOT, BenchEnv, load_note, percentile, scratch_django
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from migrator.projects.models import Project
+
+T = TypeVar("T")
 DISABLED = "scan,hipify,compile,link,smoke"
 POLL_S = 0.005
 WARMUP_RUNS = 2
@@ -85,7 +93,7 @@ def stop_worker(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def poll(read, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+def poll(read: Callable[[], T | None], timeout: float = 60.0) -> T:
     """Call ``read`` every POLL_S until it returns something truthy."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -96,7 +104,7 @@ def poll(read, timeout: float = 60.0):  # type: ignore[no-untyped-def]
     raise SystemExit("timed out waiting for the worker (see the worker log)")
 
 
-def one_run(project, user) -> Timing:  # type: ignore[no-untyped-def]
+def one_run(project: Project, user: AbstractBaseUser) -> Timing:
     from django.utils import timezone
 
     from migrator.projects.actions import create_run

@@ -101,12 +101,13 @@ def add_runs(projects: list[Project], first: int, count: int, user: User, rng: r
     from migrator.projects.models import LogChunk, Run, Stage
 
     now, outcomes = timezone.now(), []
+    archives = {project.pk: project.archives.first() for project in projects}
     for index in range(first, first + count):
         fixed = {0: "running", 1: "failed"}.get(index)
         outcomes.append(fixed or rng.choices(["passed", "failed"], [75, 25])[0])
     runs = Run.objects.bulk_create([
         Run(project=projects[index % PROJECTS], number=index // PROJECTS + 1, source_kind="archive",
-            archive=projects[index % PROJECTS].bench_archive,  # type: ignore[attr-defined]
+            archive=archives[projects[index % PROJECTS].pk],
             state=outcome, created_by=user, version=40 + index % 7,
             started_at=now, finished_at=None if outcome == "running" else now + timedelta(seconds=60))
         for index, outcome in zip(range(first, first + count), outcomes)
@@ -127,7 +128,7 @@ def make_projects(user: User, team: Team) -> list[Project]:
     projects = []
     for i in range(PROJECTS):
         project = create_project(team, f"bench-{i}", user=user)
-        project.bench_archive = SourceArchive.objects.create(  # type: ignore[attr-defined]
+        SourceArchive.objects.create(
             project=project, original_name=f"bench-{i}.tar.gz", sha256=f"{i:064x}", size=1024, path="/nonexistent",
         )
         projects.append(project)

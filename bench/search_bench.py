@@ -18,8 +18,12 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from _benchdb import load_note, percentile, scratch_django
+
+if TYPE_CHECKING:
+    from migrator.notebook.models import Entry, Signature
 
 SYMBOLS = (
     "cudaMalloc cudaMemcpy cudaMemcpyAsync cudaFree cudaMallocManaged cudaStreamCreate cudaEventRecord "
@@ -116,7 +120,7 @@ def fill(template: str, rng: random.Random) -> str:
     )
 
 
-def generated_entry(index: int, rng: random.Random):  # type: ignore[no-untyped-def]
+def generated_entry(index: int, rng: random.Random) -> tuple[Entry, list[Signature]]:
     """One realistic entry and its signatures (text, sometimes a regex) from the vocabulary."""
     from migrator.notebook.models import Entry, Signature
 

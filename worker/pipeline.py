@@ -172,21 +172,11 @@ def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] 
     previous = {
         s.name: s.data for s in run.stages.filter(position__lt=stage.position).only("name", "data")
     }
-    last_check = [0.0, False]
-
-    def is_cancelled() -> bool:
-        now = time.monotonic()
-        if now - last_check[0] > 1.0:
-            last_check[0] = now
-            last_check[1] = Run.objects.filter(pk=run.pk, cancel_requested=True).exists()
-        return bool(last_check[1])
-
     return StageContext(
         run_id=run.pk, project_id=run.project_id, workspace=workspace, settings=settings,
         cache_dir=Path(django_settings.MIGRATOR_CACHE_ROOT) / "projects" / str(run.project_id),
         source_spec=source_spec(run), previous=previous, log=log or stage_log.write,
-        progress=lambda done, total: transitions.record_progress(stage.pk, run.pk, done, total),
-        is_cancelled=is_cancelled,
+        progress=stage_log.progress, is_cancelled=stage_log.is_cancelled,
     )
 
 

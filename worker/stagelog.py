@@ -1,9 +1,11 @@
-"""Buffered, thread-safe stage log writer with a heartbeat thread.
+"""Buffered, thread-safe stage log and progress writer with a heartbeat thread.
 
-Stages log line by line; writing each line as a row would hammer the database, so text is
-buffered and flushed every ``FLUSH_S`` seconds or ``FLUSH_BYTES`` bytes. A background thread
-flushes and touches the stage heartbeat even while a stage waits on a long subprocess, so the
-sweep can tell a slow stage from a dead worker.
+Stages log line by line, sometimes from worker threads of their own (parallel compiles). Writing
+each line as a row would hammer the database, and a database call from a stage's pool thread
+would open a connection that is never closed. So text and progress are only buffered by the
+callers; the thread that owns the stage flushes when a buffer is due, and a background thread
+flushes every ``FLUSH_S`` seconds, touches the stage heartbeat (so the sweep can tell a slow stage
+from a dead worker) and refreshes the run's cancel flag. That thread closes its connection at exit.
 """
 from __future__ import annotations
 
@@ -11,13 +13,15 @@ import logging
 import threading
 import time
 
-from django.db import close_old_connections, connection
+from django.db import connection
 
 from migrator.projects import transitions
+from migrator.projects.models import Run
 
 log = logging.getLogger(__name__)
 FLUSH_S = 0.5
 FLUSH_BYTES = 16 * 1024
+CANCEL_CHECK_S = 1.0
 HEARTBEAT_S = 5.0
 
 
@@ -25,9 +29,12 @@ class StageLog:
     def __init__(self, stage_id: int, run_id: int) -> None:
         self.stage_id = stage_id
         self.run_id = run_id
+        self._owner = threading.get_ident()
         self._buffer: list[str] = []
         self._size = 0
+        self._progress: tuple[int, int] | None = None
         self._last_flush = time.monotonic()
+        self._cancelled = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name=f"stage-{stage_id}-heartbeat", daemon=True)
@@ -45,6 +52,21 @@ class StageLog:
         with self._lock:
             self._buffer.append(text)
             self._size += len(text)
+        self._flush_if_due()
+
+    def progress(self, done: int, total: int) -> None:
+        with self._lock:
+            self._progress = (done, total)
+        self._flush_if_due()
+
+    def is_cancelled(self) -> bool:
+        """The run's cancel flag as last read by the heartbeat thread (at most CANCEL_CHECK_S old)."""
+        return self._cancelled
+
+    def _flush_if_due(self) -> None:
+        if threading.get_ident() != self._owner:
+            return  # other threads only buffer; the heartbeat thread flushes for them
+        with self._lock:
             due = self._size >= FLUSH_BYTES or time.monotonic() - self._last_flush >= FLUSH_S
         if due:
             self.flush()
@@ -52,20 +74,29 @@ class StageLog:
     def flush(self) -> None:
         with self._lock:
             text = "".join(self._buffer)
+            progress = self._progress
             self._buffer.clear()
             self._size = 0
+            self._progress = None
             self._last_flush = time.monotonic()
         if text:
             transitions.append_log(self.stage_id, self.run_id, text)
+        if progress is not None:
+            transitions.record_progress(self.stage_id, self.run_id, *progress)
 
     def _beat(self) -> None:
+        last_cancel_check = last_heartbeat = 0.0
         try:
-            while not self._stop.wait(min(FLUSH_S * 2, HEARTBEAT_S)):
+            while not self._stop.wait(FLUSH_S):
                 try:
                     self.flush()
-                    transitions.touch_heartbeat(self.stage_id)
+                    if time.monotonic() - last_heartbeat >= HEARTBEAT_S:
+                        last_heartbeat = time.monotonic()
+                        transitions.touch_heartbeat(self.stage_id)
+                    if time.monotonic() - last_cancel_check >= CANCEL_CHECK_S:
+                        last_cancel_check = time.monotonic()
+                        self._cancelled = Run.objects.filter(pk=self.run_id, cancel_requested=True).exists()
                 except Exception:  # a failed beat must not end the thread; the next one retries
                     log.exception("stage %s: heartbeat or log flush failed", self.stage_id)
         finally:
             connection.close()
-            close_old_connections()

@@ -29,6 +29,12 @@ class Prefilter:
             [[self._literal_id(literal) for literal in req] for req in reqs]
             for reqs in requirements
         ]
+        # Signatures reachable from each literal of their first requirement: a signature can only
+        # match when one of those literals was found, so only those signatures are visited.
+        self._signatures_of: dict[int, list[int]] = {}
+        for index, reqs in enumerate(self._by_signature):
+            for literal in dict.fromkeys(reqs[0] if reqs else []):
+                self._signatures_of.setdefault(literal, []).append(index)
         if self._literal_ids:
             self._automaton.make_automaton()
 
@@ -50,9 +56,10 @@ class Prefilter:
                 lines_of[literal] = {line}
             else:
                 found.add(line)
+        reachable = sorted({i for literal in lines_of for i in self._signatures_of.get(literal, ())})
         result: dict[int, set[int]] = {}
-        for index, requirements in enumerate(self._by_signature):
-            lines = _intersect(requirements, lines_of)
+        for index in reachable:
+            lines = _intersect(self._by_signature[index], lines_of)
             if lines:
                 result[index] = lines
         return result

@@ -6,9 +6,11 @@ The compiled matcher is cached per process and rebuilt only when signatures or e
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, F, Max
 
@@ -20,7 +22,30 @@ from migrator.projects.models import LogChunk, Stage
 MAX_MATCHES = 10
 DIAGNOSTIC_KEYS = ("diagnostics", "problems", "undefined_references", "missing_libraries", "link_problems")
 _cache_lock = threading.Lock()
-_cache: dict[str, Any] = {"fingerprint": None, "matcher": None}
+_cache: dict[str, Any] = {"fingerprint": None, "matcher": None, "generation": None, "checked": 0.0}
+GENERATION_KEY = "notebook:generation"
+# Edits through our actions bump the generation at once; anything else (the admin, another
+# installation's import) is noticed by the fingerprint check at most this many seconds later.
+FINGERPRINT_TTL_S = 10.0
+
+
+def bump_generation() -> None:
+    """Tell every process that the notebook changed (its matcher and search statistics are stale)."""
+    try:
+        cache.incr(GENERATION_KEY)
+    except ValueError:
+        cache.set(GENERATION_KEY, 1, timeout=None)
+
+
+def generation() -> tuple[object, ...]:
+    """Changes whenever the notebook's entries or signatures change."""
+    with _cache_lock:
+        current = cache.get(GENERATION_KEY, 0)
+        fresh = _cache["generation"] == current and time.monotonic() - _cache["checked"] < FINGERPRINT_TTL_S
+        if not fresh:
+            _cache["generation"], _cache["checked"] = current, time.monotonic()
+            _cache["fingerprint"] = (current, *_fingerprint())
+        return _cache["fingerprint"]  # type: ignore[no-any-return]
 
 
 def _fingerprint() -> tuple[object, ...]:
@@ -29,14 +54,17 @@ def _fingerprint() -> tuple[object, ...]:
     return (sigs["n"], sigs["last"], entries["n"], entries["changed"])
 
 
+_compiled: dict[str, Any] = {"key": None, "matcher": None}
+
+
 def current_matcher() -> Matcher:
-    fingerprint = _fingerprint()
+    key = generation()
     with _cache_lock:
-        if _cache["fingerprint"] != fingerprint:
+        if _compiled["key"] != key:
             specs = [SignatureSpec(e, s, k, p) for s, e, k, p in Signature.objects.values_list("pk", "entry_id", "kind", "pattern")]
-            _cache["matcher"] = compile_signatures(specs)
-            _cache["fingerprint"] = fingerprint
-        return _cache["matcher"]  # type: ignore[no-any-return]
+            _compiled["matcher"] = compile_signatures(specs)
+            _compiled["key"] = key
+        return _compiled["matcher"]  # type: ignore[no-any-return]
 
 
 def diagnostic_lines(data: dict[str, Any]) -> list[str]:
@@ -88,8 +116,10 @@ def record_matches(stage: Stage, results: Iterable[Any]) -> list[StageMatch]:
     # Entries this run already counted (this stage's earlier matching included): count a run once.
     earlier = set(StageMatch.objects.filter(stage__run_id=stage.run_id).values_list("entry_id", flat=True))
     StageMatch.objects.filter(stage=stage).delete()
+    results = list(results)
+    existing = set(Entry.objects.filter(pk__in=[m.entry_id for m in results]).values_list("pk", flat=True))
     rows = []
-    for rank, match in enumerate(list(results)[:MAX_MATCHES], start=1):
+    for rank, match in enumerate([m for m in results if m.entry_id in existing][:MAX_MATCHES], start=1):
         rows.append(StageMatch(
             stage=stage, entry_id=match.entry_id, rank=rank, signature_count=len(match.signature_ids),
             line_count=match.line_count, line_numbers=match.line_numbers, lines=match.lines,

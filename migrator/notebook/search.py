@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 from django.db import connection
@@ -16,7 +18,7 @@ from django.db.models import F, Q, QuerySet, TextField, Value
 from django.db.models.functions import Concat
 from django.utils.safestring import SafeString, mark_safe
 
-from migrator.notebook.matching import match_text
+from migrator.notebook.matching import generation, match_text
 from migrator.notebook.models import Entry
 
 MARK_START, MARK_STOP = "\x02", "\x03"
@@ -38,13 +40,49 @@ def highlight(text: str) -> SafeString:
     return mark_safe(escaped.replace(MARK_START, "<mark>").replace(MARK_STOP, "</mark>"))  # noqa: S308
 
 
+RARE_SHARE = 0.05  # a lexeme held by more than 5% of entries says little about which entry a line means
+RARE_TERMS = 4
+_frequencies: dict[str, Any] = {"key": None, "value": ({}, 0)}
+_frequencies_lock = threading.Lock()
+
+
+def document_frequencies() -> tuple[dict[str, int], int]:
+    """How many entries hold each lexeme, and the number of entries (cached per notebook generation)."""
+    key = generation()
+    with _frequencies_lock:
+        if _frequencies["key"] != key:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM notebook_entry')")
+                counts = dict(cursor.fetchall())
+            _frequencies["value"] = (counts, Entry.objects.count())
+            _frequencies["key"] = key
+        return _frequencies["value"]  # type: ignore[no-any-return]
+
+
+def _rare_lexemes(text: str) -> list[str]:
+    """The query's lexemes that few entries hold (at most RARE_TERMS), else its two rarest."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %s)))", [text])
+        lexemes = [row[0] for row in cursor.fetchall()]
+    counts, total = document_frequencies()
+    known = sorted((lexeme for lexeme in lexemes if lexeme in counts), key=lambda lexeme: (counts[lexeme], lexeme))
+    return [lexeme for lexeme in known if counts[lexeme] <= RARE_SHARE * total][:RARE_TERMS] or known[:2]
+
+
 def _query(text: str) -> SearchQuery | None:
+    """Short queries: all words (web-search syntax). Long ones (a pasted log line): any of their
+    rare words, so the many common words of a log line do not make every entry a hit."""
     words = [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
     if not words:
         return None
     if len(words) <= 4:
         return SearchQuery(" ".join(words), search_type="websearch", config="english")
-    return SearchQuery(" | ".join(dict.fromkeys(words[:40])), search_type="raw", config="english")
+    lexemes = _rare_lexemes(" ".join(words[:40]))
+    if not lexemes:
+        return None
+    # The lexemes are stemmed already; the "simple" configuration keeps them as they are.
+    quoted = " | ".join("'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes)
+    return SearchQuery(quoted, search_type="raw", config="simple")
 
 
 def _filtered(stage: str = "", tag: str = "") -> QuerySet[Entry]:
@@ -83,7 +121,7 @@ def _text_hits(entries: QuerySet[Entry], text: str, limit: int) -> list[SearchHi
     ranked = (
         entries.filter(search_vector=query)
         .annotate(
-            rank=SearchRank(F("search_vector"), query, cover_density=True),
+            rank=SearchRank(F("search_vector"), query),
             snippet=SearchHeadline(
                 Concat("symptom", Value(" … "), "cause", Value(" … "), "fix", output_field=TextField()), query, config="english", start_sel=MARK_START, stop_sel=MARK_STOP,
                 max_words=35, min_words=12, highlight_all=False,

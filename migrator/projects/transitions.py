@@ -111,7 +111,7 @@ def finish_stage(stage_id: int, state: StageState, summary: str, data: dict[str,
         stage.data = data or {}
         stage.finished_at = now
         stage.started_at = stage.started_at or now
-        if state != StageState.SKIPPED or stage.progress_total:
+        if state == StageState.PASSED:
             stage.progress_done = stage.progress_total or stage.progress_done
         stage.save()
         if state == StageState.FAILED:
