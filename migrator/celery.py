@@ -9,4 +9,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "migrator.settings")
 
 app = Celery("migrator")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()  # the tasks modules of the installed Django apps
 app.autodiscover_tasks(["worker"])

@@ -166,7 +166,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis redelivers unacked messages after the visibility timeout: it must exceed the longest hard limit.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": MIGRATOR_STAGE_HARD_LIMIT_S + 600}
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_QUEUES = (Queue("cpu"), Queue("rocm"), Queue("cuda"))  # type: ignore[no-untyped-call]
+CELERY_TASK_QUEUES = (Queue("cpu"), Queue("hooks"), Queue("rocm"), Queue("cuda"))  # type: ignore[no-untyped-call]
 CELERY_TASK_SOFT_TIME_LIMIT = MIGRATOR_STAGE_SOFT_LIMIT_S
 CELERY_TASK_TIME_LIMIT = MIGRATOR_STAGE_HARD_LIMIT_S
 CELERY_WORKER_SEND_TASK_EVENTS = False

@@ -165,7 +165,7 @@ def celery_worker_process(request, transactional_db, settings) -> Iterator[subpr
     Path(settings.MIGRATOR_WORKSPACE_ROOT).mkdir(parents=True, exist_ok=True)
     log = open(Path(settings.MIGRATOR_WORKSPACE_ROOT).parent / "test-worker.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "migrator", "worker", "-Q", "cpu", "-P", "prefork", "-c", "1",
+        [sys.executable, "-m", "celery", "-A", "migrator", "worker", "-Q", "cpu,hooks", "-P", "prefork", "-c", "1",
          "-l", "INFO", "-n", f"test-worker-{os.getpid()}@%h", "--without-mingle", "--without-gossip"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )

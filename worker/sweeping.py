@@ -30,7 +30,16 @@ def sweep(dispatch: pipeline.Dispatcher) -> list[Stage]:
     )
     for stage in changed:
         pipeline.advance(stage.run_id, dispatch)
+    _requeue_lost_deliveries()
     return changed
+
+
+def _requeue_lost_deliveries() -> None:
+    try:
+        from migrator.integrations.actions import requeue_stale_deliveries
+    except ModuleNotFoundError:
+        return
+    requeue_stale_deliveries()
 
 
 def _fail_smoke_waiting_too_long(now: datetime) -> list[Stage]:

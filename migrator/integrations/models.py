@@ -67,8 +67,12 @@ class WebhookDelivery(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="webhook_deliveries")
     event = models.CharField(max_length=50)
     action = models.CharField(max_length=50, blank=True)
+    head_sha = models.CharField(max_length=64, blank=True)
+    pr_url = models.CharField(max_length=500, blank=True)
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    error = models.CharField(max_length=500, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -1,8 +1,9 @@
 """Webhook endpoints for GitHub and GitLab. No login: each delivery proves itself with the project's secret.
 
 Answers: 401 bad or missing signature/token, 404 unknown project or no integration, 400 a payload
-or event we do not understand, 409 a project without a git source, 202 a known event needing no
-run, 201 a run started, 200 a replayed delivery (nothing started) or a ping.
+or event we do not understand, 409 a project without a git source, 202 a delivery recorded and its
+run queued (a worker creates it), or a known event needing no run (``ignored``), 200 a replayed
+delivery (nothing queued) or a ping.
 """
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from migrator.integrations.events import (
 )
 from migrator.integrations.models import ProjectIntegration, Provider
 from migrator.integrations.verify import verify_github_signature, verify_gitlab_token
-from migrator.projects.actions import ActionError
 from migrator.projects.constants import SourceKind
 
 MAX_DELIVERY_ID = 100
@@ -55,14 +55,11 @@ def _start(integration: ProjectIntegration, provider: str, delivery_id: str, wan
     project = integration.project
     if project.source_kind != SourceKind.GIT:
         return _error("this project has no git source to fetch the commit from", 409)
-    try:
-        outcome = accept_delivery(project, provider, delivery_id, wanted)
-    except ActionError as exc:
-        return _error(str(exc), 409)
-    run_id = outcome.run.pk if outcome.run else None
+    outcome = accept_delivery(project, provider, delivery_id, wanted)
     if not outcome.created:
-        return JsonResponse({"duplicate": True, "run": run_id}, status=200)
-    return JsonResponse({"run": run_id, "number": outcome.run.number if outcome.run else None}, status=201)
+        run_id = outcome.run.pk if outcome.run else None
+        return JsonResponse({"duplicate": True, "delivery": outcome.delivery_id, "run": run_id}, status=200)
+    return JsonResponse({"queued": True, "delivery": outcome.delivery_id}, status=202)
 
 
 @csrf_exempt

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import IO
 
 from django.conf import settings as django_settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
@@ -25,7 +25,7 @@ class ActionError(ValueError):
 
 
 def create_project(
-    team: Team, name: str, *, user: AbstractBaseUser | None, git_url: str = "", git_ref: str = "",
+    team: Team, name: str, *, user: User | None, git_url: str = "", git_ref: str = "",
     settings: dict[str, object] | None = None,
 ) -> Project:
     ProjectSettings.from_dict(settings or {})
@@ -38,7 +38,7 @@ def create_project(
     )
 
 
-def store_archive(project: Project, stream: IO[bytes], original_name: str, user: AbstractBaseUser | None) -> SourceArchive:
+def store_archive(project: Project, stream: IO[bytes], original_name: str, user: User | None) -> SourceArchive:
     """Copy an uploaded archive into storage under its content hash, enforcing the size limit."""
     limit = django_settings.MIGRATOR_MAX_UPLOAD_BYTES
     root = Path(django_settings.MEDIA_ROOT) / "archives"
@@ -72,7 +72,7 @@ def store_archive(project: Project, stream: IO[bytes], original_name: str, user:
 
 @transaction.atomic
 def create_run(
-    project: Project, *, user: AbstractBaseUser | None, trigger: str = Trigger.WEB,
+    project: Project, *, user: User | None, trigger: str = Trigger.WEB,
     archive: SourceArchive | None = None, ref: str = "", pr_url: str = "", commit_sha: str = "",
 ) -> Run:
     """Create the run and its six queued stages. The caller starts it with ``start_run`` after commit."""
@@ -93,7 +93,7 @@ def create_run(
 
 
 @transaction.atomic
-def create_rerun(run: Run, *, user: AbstractBaseUser | None, from_stage: str = "fetch") -> Run:
+def create_rerun(run: Run, *, user: User | None, from_stage: str = "fetch") -> Run:
     """A new run of the same pinned source; stages before ``from_stage`` reuse the earlier results."""
     if from_stage not in STAGE_NAMES:
         raise ActionError(f"unknown stage {from_stage!r}")

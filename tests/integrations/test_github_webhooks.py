@@ -45,25 +45,27 @@ def test_a_signed_pull_request_starts_one_run_at_the_head_commit(
 ) -> None:
     with django_capture_on_commit_callbacks() as callbacks:
         response = post(client, project, "pull_request", pr_payload(), delivery="d-1")
-    assert response.status_code == 201
+    assert response.status_code == 202
     run = Run.objects.get()
     assert (run.ref, run.commit_sha, run.pr_url, run.trigger) == (SHA, SHA, PR_URL, "webhook")
-    assert response.json() == {"run": run.pk, "number": 1} and len(callbacks) == 1  # start_run, after commit
-    assert WebhookDelivery.objects.get().run == run
+    delivery = WebhookDelivery.objects.get()
+    assert response.json() == {"queued": True, "delivery": delivery.pk} and len(callbacks) == 1  # start_run
+    assert delivery.run == run and delivery.processed_at is not None
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("action", ["synchronize", "reopened"])
 def test_new_commits_and_reopening_start_runs(client: Client, project: Project, action: str) -> None:
-    assert post(client, project, "pull_request", pr_payload(action)).status_code == 201
+    assert post(client, project, "pull_request", pr_payload(action)).status_code == 202
 
 
 @pytest.mark.django_db
 def test_a_replayed_delivery_starts_nothing(client: Client, project: Project) -> None:
     first = post(client, project, "pull_request", pr_payload(), delivery="same-id")
     again = post(client, project, "pull_request", pr_payload(), delivery="same-id")
-    assert (first.status_code, again.status_code) == (201, 200)
-    assert again.json() == {"duplicate": True, "run": first.json()["run"]} and Run.objects.count() == 1
+    assert (first.status_code, again.status_code) == (202, 200)
+    run = Run.objects.get()
+    assert again.json() == {"duplicate": True, "delivery": first.json()["delivery"], "run": run.pk}
 
 
 @pytest.mark.django_db
@@ -113,7 +115,7 @@ def test_a_closed_pull_request_is_acknowledged_without_a_run(client: Client, pro
 
 @pytest.mark.django_db
 def test_a_push_starts_a_run_at_the_pushed_commit(client: Client, project: Project) -> None:
-    assert post(client, project, "push", {"ref": "refs/heads/main", "after": SHA}).status_code == 201
+    assert post(client, project, "push", {"ref": "refs/heads/main", "after": SHA}).status_code == 202
     run = Run.objects.get()
     assert run.ref == SHA and run.pr_url == ""
     assert post(client, project, "push", {"ref": "refs/heads/gone", "after": "0" * 40, "deleted": True}).status_code == 202
@@ -154,5 +156,5 @@ def test_concurrent_duplicate_deliveries_start_one_run(project: Project, only_st
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(statuses) == [200] * 5 + [201]
+    assert sorted(statuses) == [200] * 5 + [202]
     assert Run.objects.count() == 1 and WebhookDelivery.objects.count() == 1

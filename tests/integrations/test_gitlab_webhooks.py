@@ -40,7 +40,7 @@ def project(team_user) -> Project:  # type: ignore[no-untyped-def]
 
 def test_an_opened_merge_request_starts_a_run(client: Client, project: Project) -> None:
     response = post(client, project, "Merge Request Hook", mr_payload(), uuid="u-1")
-    assert response.status_code == 201
+    assert response.status_code == 202
     run = Run.objects.get()
     assert (run.ref, run.pr_url, run.trigger) == (SHA, MR_URL, "webhook")
 
@@ -52,21 +52,21 @@ def test_a_missing_or_wrong_token_is_refused(client: Client, project: Project, t
 
 
 def test_the_event_uuid_deduplicates(client: Client, project: Project) -> None:
-    assert post(client, project, "Merge Request Hook", mr_payload(), uuid="u-2").status_code == 201
+    assert post(client, project, "Merge Request Hook", mr_payload(), uuid="u-2").status_code == 202
     assert post(client, project, "Merge Request Hook", mr_payload(), uuid="u-2").status_code == 200
-    assert post(client, project, "Merge Request Hook", mr_payload(), uuid="u-3").status_code == 201
+    assert post(client, project, "Merge Request Hook", mr_payload(), uuid="u-3").status_code == 202
     assert Run.objects.count() == 2
 
 
 def test_without_a_uuid_an_identical_body_is_a_replay(client: Client, project: Project) -> None:
-    assert post(client, project, "Push Hook", {"checkout_sha": SHA, "ref": "refs/heads/main"}).status_code == 201
+    assert post(client, project, "Push Hook", {"checkout_sha": SHA, "ref": "refs/heads/main"}).status_code == 202
     assert post(client, project, "Push Hook", {"checkout_sha": SHA, "ref": "refs/heads/main"}).status_code == 200
     assert Run.objects.count() == 1 and Run.objects.get().pr_url == ""
 
 
 def test_an_update_without_new_commits_needs_no_run(client: Client, project: Project) -> None:
     assert post(client, project, "Merge Request Hook", mr_payload("update")).status_code == 202
-    assert post(client, project, "Merge Request Hook", mr_payload("update", oldrev="1" * 40)).status_code == 201
+    assert post(client, project, "Merge Request Hook", mr_payload("update", oldrev="1" * 40)).status_code == 202
     assert post(client, project, "Merge Request Hook", mr_payload("merge")).status_code == 202
     assert Run.objects.count() == 1
 

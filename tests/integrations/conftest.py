@@ -1,0 +1,13 @@
+"""Webhook tests hand a recorded delivery to the worker code in-process, as a worker would."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def deliveries_processed_inline(request, monkeypatch):  # type: ignore[no-untyped-def]
+    if request.node.get_closest_marker("real_broker"):
+        return
+    from migrator.integrations import actions
+
+    monkeypatch.setattr(actions, "queue_delivery", lambda pk: actions.start_delivery_run(pk))
