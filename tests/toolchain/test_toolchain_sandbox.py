@@ -1,6 +1,7 @@
 """The project-build sandbox: no network, nothing writable outside the workspace, limits, clean env."""
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -24,7 +25,9 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def python(code: str) -> list[str]:
-    return [sys.executable, "-c", code]
+    # The real interpreter, not the venv's link to it: a checkout under /tmp (as CI's clone may be)
+    # is hidden by the sandbox's private /tmp. The snippets need only the standard library.
+    return [os.path.realpath(sys.executable), "-c", code]
 
 
 def test_it_uses_bubblewrap_for_a_read_only_system_here() -> None:
