@@ -200,3 +200,19 @@ def wait_for(predicate, timeout: float = 60, interval: float = 0.2):  # type: ig
             return value
         time.sleep(interval)
     raise AssertionError("condition not met in time")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):  # type: ignore[no-untyped-def]
+    """Extends pytest-django's: before the test database is dropped, end connections that threads or
+    worker processes of the tests may have left open, so the drop succeeds and nothing is left behind."""
+    yield
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )

@@ -178,3 +178,17 @@ def test_export_and_import_round_trip(alice_client, seeded, team_user) -> None: 
 def test_import_page_is_for_staff(alice_client) -> None:  # type: ignore[no-untyped-def]
     upload = io.BytesIO(json.dumps({"format": "x"}).encode())
     assert alice_client.post(reverse("notebook:import"), {"file": upload}).status_code == 302  # to the admin login
+
+
+def test_a_word_most_entries_hold_orders_by_what_helped_others(seeded, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from migrator.notebook import search
+
+    monkeypatch.setattr(search, "BROAD_MIN_ENTRIES", 10)
+    counts, total = search.document_frequencies()
+    word = max(counts, key=counts.__getitem__)  # the lexeme most entries hold
+    assert counts[word] > search.BROAD_SHARE * total and search._is_broad(word)
+    hits = search_entries(word)
+    favourite = hits[-1].entry
+    Entry.objects.filter(pk=favourite.pk).update(matched_runs=50)
+    assert search_entries(word)[0].entry == favourite
+    assert not search._is_broad("sglang")  # a rare word is still ranked by relevance
