@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 from django.db import connection
 from django.db.models import F, Q, QuerySet, TextField, Value
-from django.db.models.functions import Concat
+from django.db.models.functions import Concat, Left
 from django.utils.safestring import SafeString, mark_safe
 
 from migrator.notebook.matching import generation, match_text
@@ -40,8 +40,9 @@ def highlight(text: str) -> SafeString:
     return mark_safe(escaped.replace(MARK_START, "<mark>").replace(MARK_STOP, "</mark>"))  # noqa: S308
 
 
-RARE_SHARE = 0.05  # a lexeme held by more than 5% of entries says little about which entry a line means
-RARE_TERMS = 4
+RARE_SHARE = 0.03  # a lexeme held by more than 3% of entries says little about which entry a line means
+RARE_TERMS = 3
+SNIPPET_SOURCE_CHARS = 1500
 BROAD_SHARE = 0.2  # a short query whose every word is in more than 20% of the entries is "broad"
 BROAD_MIN_ENTRIES = 1000  # below this, ranking every hit is cheap and stays the better order
 _frequencies: dict[str, Any] = {"key": None, "value": ({}, 0)}
@@ -108,15 +109,18 @@ def search_entries(text: str, *, stage: str = "", tag: str = "", limit: int = 20
     if not text:
         return [SearchHit(e, 0.0, highlight(e.symptom[:240]), False) for e in entries.order_by("-matched_runs", "title")[:limit]]
     signature_ids = [m.entry_id for m in match_text(text)] if len(text) >= 12 else []
-    hits = _signature_hits(entries, signature_ids)
+    hits = _signature_hits(entries, signature_ids, limit)
     seen = {hit.entry.pk for hit in hits}
     hits += [hit for hit in _text_hits(entries, text, limit) if hit.entry.pk not in seen]
     return hits[:limit]
 
 
-def _signature_hits(entries: QuerySet[Entry], ids: list[int]) -> list[SearchHit]:
-    by_id = {e.pk: e for e in entries.filter(pk__in=ids)}
-    return [SearchHit(by_id[i], 1.0, highlight(by_id[i].symptom[:240]), True) for i in ids if i in by_id]
+def _signature_hits(entries: QuerySet[Entry], ids: list[int], limit: int) -> list[SearchHit]:
+    """Entries whose signatures match the pasted text, best first; only the first page is loaded."""
+    wanted = ids[: limit * 2]  # a filter (stage, tag) may drop some of them
+    by_id = {e.pk: e for e in entries.filter(pk__in=wanted).defer("search_vector", "search_extra")}
+    hits = [SearchHit(by_id[i], 1.0, highlight(by_id[i].symptom[:240]), True) for i in wanted if i in by_id]
+    return hits[:limit]
 
 
 def _text_hits(entries: QuerySet[Entry], text: str, limit: int) -> list[SearchHit]:
@@ -126,19 +130,27 @@ def _text_hits(entries: QuerySet[Entry], text: str, limit: int) -> list[SearchHi
     query = _query(text)
     if query is None:
         return []
-    found = entries.filter(search_vector=query).annotate(
+    # Step 1 sorts only ids and ranks (carrying whole rows, tsvectors included, through the sort of
+    # thousands of hits is what made broad queries slow); step 2 loads and highlights the few shown.
+    found = entries.filter(search_vector=query)
+    if _is_broad(text):
+        # Words that a large share of the notebook holds say nothing about relevance, and ranking
+        # thousands of rows is slow: order by what helped others instead.
+        top = list(found.order_by("-matched_runs", "-fixed_count", "title").values_list("pk", Value(0.0))[:limit])
+    else:
+        ranked = found.annotate(rank=SearchRank(F("search_vector"), query)).order_by("-rank", "title")
+        top = list(ranked.values_list("pk", "rank")[:limit])
+    ranks = dict(top)
+    shown = Entry.objects.filter(pk__in=ranks).defer("search_vector", "search_extra").annotate(
         snippet=SearchHeadline(
-            Concat("symptom", Value(" … "), "cause", Value(" … "), "fix", output_field=TextField()), query,
+            # ts_headline parses the whole text it is given: bound it, the snippet needs only the start.
+            Left(Concat("symptom", Value(" … "), "cause", Value(" … "), "fix", output_field=TextField()), SNIPPET_SOURCE_CHARS),
+            query,
             config="english", start_sel=MARK_START, stop_sel=MARK_STOP, max_words=35, min_words=12,
         ),
     )
-    if _is_broad(text):
-        # Words that a large share of the notebook holds say nothing about relevance, and ranking
-        # thousands of rows is what makes such a search slow: order by what helped others instead.
-        ordered = found.annotate(rank=Value(0.0)).order_by("-matched_runs", "-fixed_count", "title")
-    else:
-        ordered = found.annotate(rank=SearchRank(F("search_vector"), query)).order_by("-rank", "title")
-    return [SearchHit(e, float(e.rank), highlight(e.snippet), False) for e in ordered[:limit]]
+    by_pk = {entry.pk: entry for entry in shown}
+    return [SearchHit(by_pk[pk], float(rank), highlight(by_pk[pk].snippet), False) for pk, rank in top if pk in by_pk]
 
 
 def _is_broad(text: str) -> bool:
