@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 
 from migrator.projects.models import Stage
 
 log = logging.getLogger(__name__)
+# Set by worker.pipeline.run_sync: every stage runs in this process, one after the other.
+RUNNING_INLINE: ContextVar[bool] = ContextVar("running_inline", default=False)
 
 
 def on_stage_finished(stage: Stage) -> None:
@@ -24,11 +27,13 @@ def on_stage_finished(stage: Stage) -> None:
 
 
 def _warm_diffs(stage: Stage) -> None:
+    """Inline when the whole pipeline runs in this process; otherwise a task of its own, so the
+    next stage is not held up by it."""
     try:
-        from migrator.review.diffcache import warm_run
+        from migrator.review import tasks
     except ModuleNotFoundError:
         return
-    try:
-        warm_run(stage.run)
-    except Exception:  # a cold cache only costs the first reader time; never fail a run for it
-        log.exception("warming the diffs of run %s failed", stage.run_id)
+    if RUNNING_INLINE.get():
+        tasks.warm_run_now(stage.run_id)
+    else:
+        tasks.warm_review_cache.apply_async(args=[stage.run_id], queue="cpu")

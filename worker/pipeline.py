@@ -227,11 +227,17 @@ def run_sync(run: Run, on_stage: Callable[[Stage], None] = lambda s: None) -> Ru
     def dispatch_inline(stage: Stage, queue: str) -> None:
         execute_stage(stage.pk, worker=f"{socket.gethostname()} (inline)")
 
-    for _ in STAGE_NAMES:
-        stage = advance(run.pk, dispatch_inline)
-        if stage is None:
-            break
-        stage.refresh_from_db()
-        on_stage(stage)
+    from worker.hooks import RUNNING_INLINE
+
+    token = RUNNING_INLINE.set(True)
+    try:
+        for _ in STAGE_NAMES:
+            stage = advance(run.pk, dispatch_inline)
+            if stage is None:
+                break
+            stage.refresh_from_db()
+            on_stage(stage)
+    finally:
+        RUNNING_INLINE.reset(token)
     run.refresh_from_db()
     return run

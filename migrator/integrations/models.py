@@ -15,11 +15,6 @@ class HostKind(models.TextChoices):
     GITLAB = "gitlab", "GitLab"
 
 
-class Provider(models.TextChoices):
-    GITHUB = "github", "GitHub"
-    GITLAB = "gitlab", "GitLab"
-
-
 class ProjectIntegration(models.Model):
     """Secrets are kept readable: HMAC checks and API calls need the plain values."""
 
@@ -62,7 +57,7 @@ class ProjectIntegration(models.Model):
 class WebhookDelivery(models.Model):
     """One received delivery; the unique key makes a replayed delivery start nothing twice."""
 
-    provider = models.CharField(max_length=10, choices=Provider.choices)
+    provider = models.CharField(max_length=10, choices=HostKind.choices)
     delivery_id = models.CharField(max_length=100)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="webhook_deliveries")
     event = models.CharField(max_length=50)

@@ -21,7 +21,7 @@ from migrator.integrations.events import (
     github_run_request,
     gitlab_run_request,
 )
-from migrator.integrations.models import ProjectIntegration, Provider
+from migrator.integrations.models import HostKind, ProjectIntegration
 from migrator.integrations.verify import verify_github_signature, verify_gitlab_token
 from migrator.projects.constants import SourceKind
 
@@ -79,7 +79,7 @@ def github_hook(request: HttpRequest, project_id: int) -> JsonResponse:
         wanted = github_run_request(event, _payload(body))
     except PayloadError as exc:
         return _error(str(exc), 400)
-    return _start(integration, Provider.GITHUB, delivery_id, wanted)
+    return _start(integration, HostKind.GITHUB, delivery_id, wanted)
 
 
 @csrf_exempt
@@ -97,4 +97,4 @@ def gitlab_hook(request: HttpRequest, project_id: int) -> JsonResponse:
         wanted = gitlab_run_request(request.headers.get("X-Gitlab-Event", ""), _payload(body))
     except PayloadError as exc:
         return _error(str(exc), 400)
-    return _start(integration, Provider.GITLAB, delivery_id, wanted)
+    return _start(integration, HostKind.GITLAB, delivery_id, wanted)
