@@ -29,7 +29,13 @@ MAX_DELIVERY_ID = 100
 
 
 def _integration_or_404(project_id: int) -> ProjectIntegration:
-    integration = ProjectIntegration.objects.select_related("project").filter(project_id=project_id).first()
+    # Only what a delivery needs: this runs on every delivery (see bench/webhook_bench.py).
+    integration = (
+        ProjectIntegration.objects.select_related("project")
+        .only("webhook_secret", "gitlab_token", "project__id", "project__source_kind")
+        .filter(project_id=project_id)
+        .first()
+    )
     if integration is None:
         raise Http404("no such project")
     return integration
