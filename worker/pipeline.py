@@ -113,10 +113,7 @@ def advance(run_id: int, dispatch: Dispatcher) -> Stage | None:
         if load_stage_module(stage.name) is None:
             transitions.skip_stage(stage.pk, f"{stage.name}: {NOT_AVAILABLE}", {"not_available": True})
             continue
-        try:
-            settings = ProjectSettings.from_dict(run.project.settings)
-        except SettingsError:
-            settings = ProjectSettings()
+        settings = ProjectSettings.stored_or_default(run.project.settings)
         if stage.task_id:
             return stage  # already handed out; a redelivery will pick it up
         dispatch(stage, queue_for(stage, settings))

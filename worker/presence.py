@@ -16,6 +16,7 @@ from django.conf import settings as django_settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
+from migrator.projects.constants import ROCM_QUEUE
 from migrator.runners.models import Runner
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def describe(profile: str, queues: list[str]) -> dict[str, Any]:
 def gpu_queues(info: dict[str, Any]) -> list[str]:
     """Extra queues for a ROCm runner: one per distinct GPU target."""
     archs = sorted({str(g.get("arch")) for g in info.get("gpus", []) if g.get("arch")})
-    return [f"rocm.{arch}" for arch in archs]
+    return [f"{ROCM_QUEUE}.{arch}" for arch in archs]
 
 
 def register(name: str, profile: str, queues: list[str], info: dict[str, Any]) -> Runner:
@@ -78,9 +79,9 @@ def smoke_queue(offload_archs: tuple[str, ...]) -> str:
     wanted = [arch.split(":")[0] for arch in offload_archs]
     owned = {q for runner in online_runners("rocm") for q in runner.queues}
     for arch in wanted:
-        if f"rocm.{arch}" in owned:
-            return f"rocm.{arch}"
-    return f"rocm.{wanted[0]}" if wanted else "rocm"
+        if f"{ROCM_QUEUE}.{arch}" in owned:
+            return f"{ROCM_QUEUE}.{arch}"
+    return f"{ROCM_QUEUE}.{wanted[0]}" if wanted else ROCM_QUEUE
 
 
 class HeartbeatThread(threading.Thread):

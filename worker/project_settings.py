@@ -83,6 +83,15 @@ class ProjectSettings:
         settings.validate()
         return settings
 
+    @classmethod
+    def stored_or_default(cls, raw: dict[str, Any] | None) -> ProjectSettings:
+        """Settings read back for running a stage: invalid stored values (saved before a rule
+        existed) fall back to the defaults instead of stopping the pipeline's bookkeeping."""
+        try:
+            return cls.from_dict(raw)
+        except SettingsError:
+            return cls()
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from migrator.projects import transitions
 from migrator.projects.constants import StageState
-from migrator.projects.models import Stage
+from migrator.projects.models import Stage, rocm_queues
 from worker import pipeline
-from worker.project_settings import ProjectSettings, SettingsError
+from worker.project_settings import ProjectSettings
 
 
 def sweep(dispatch: pipeline.Dispatcher) -> list[Stage]:
@@ -44,12 +44,9 @@ def _requeue_lost_deliveries() -> None:
 
 def _fail_smoke_waiting_too_long(now: datetime) -> list[Stage]:
     failed = []
-    waiting = Stage.objects.filter(state=StageState.QUEUED, queue="rocm", queued_at__isnull=False)
+    waiting = Stage.objects.filter(rocm_queues(), state=StageState.QUEUED, queued_at__isnull=False)
     for stage in waiting.select_related("run__project"):
-        try:
-            limit = ProjectSettings.from_dict(stage.run.project.settings).smoke_wait_timeout_s
-        except SettingsError:
-            limit = ProjectSettings().smoke_wait_timeout_s
+        limit = ProjectSettings.stored_or_default(stage.run.project.settings).smoke_wait_timeout_s
         if stage.queued_at and stage.queued_at < now - timedelta(seconds=limit):
             reason = f"no ROCm runner with a suitable GPU came online within {limit} s"
             failed.append(transitions.fail_queued_stage(stage, reason))

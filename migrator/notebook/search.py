@@ -62,11 +62,20 @@ def document_frequencies() -> tuple[dict[str, int], int]:
         return _frequencies["value"]  # type: ignore[no-any-return]
 
 
-def _rare_lexemes(text: str) -> list[str]:
-    """The query's lexemes that few entries hold (at most RARE_TERMS), else its two rarest."""
+def _words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
+
+
+def _lexemes(text: str) -> list[str]:
+    """The distinct stemmed lexemes PostgreSQL's english configuration makes of ``text``."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %s)))", [text])
-        lexemes = [row[0] for row in cursor.fetchall()]
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _rare_lexemes(text: str) -> list[str]:
+    """The query's lexemes that few entries hold (at most RARE_TERMS), else its two rarest."""
+    lexemes = _lexemes(text)
     counts, total = document_frequencies()
     known = sorted((lexeme for lexeme in lexemes if lexeme in counts), key=lambda lexeme: (counts[lexeme], lexeme))
     return [lexeme for lexeme in known if counts[lexeme] <= RARE_SHARE * total][:RARE_TERMS] or known[:2]
@@ -75,7 +84,7 @@ def _rare_lexemes(text: str) -> list[str]:
 def _query(text: str) -> SearchQuery | None:
     """Short queries: all words (web-search syntax). Long ones (a pasted log line): any of their
     rare words, so the many common words of a log line do not make every entry a hit."""
-    words = [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
+    words = _words(text)
     if not words:
         return None
     if len(words) <= 4:
@@ -158,10 +167,8 @@ def _is_broad(text: str) -> bool:
     counts, total = document_frequencies()
     if total < BROAD_MIN_ENTRIES:
         return False
-    words = [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
+    words = _words(text)
     if not words or len(words) > 4:
         return False
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %s)))", [" ".join(words)])
-        lexemes = [row[0] for row in cursor.fetchall()]
+    lexemes = _lexemes(" ".join(words))
     return bool(lexemes) and all(counts.get(lexeme, 0) > BROAD_SHARE * total for lexeme in lexemes)

@@ -5,8 +5,8 @@ from django.db import models
 
 STAGE_NAMES: tuple[str, ...] = ("fetch", "scan", "hipify", "compile", "link", "smoke")
 
-# Queues by capability: any CPU worker can fetch..link; smoke needs a runner that owns an AMD GPU.
-STAGE_QUEUES: dict[str, str] = {name: "cpu" for name in STAGE_NAMES} | {"smoke": "rocm"}
+# Smoke stages wait on "rocm" or, routed to a runner owning a matching GPU, on "rocm.<gfx target>".
+ROCM_QUEUE = "rocm"
 
 
 class StageState(models.TextChoices):

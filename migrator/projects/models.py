@@ -3,10 +3,19 @@ from __future__ import annotations
 
 from django.conf import settings as django_settings
 from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 
 from migrator.accounts.models import Team
-from migrator.projects.constants import FINAL_RUN_STATES, FINAL_STAGE_STATES, RunState, SourceKind, StageState, Trigger
+from migrator.projects.constants import (
+    FINAL_RUN_STATES,
+    FINAL_STAGE_STATES,
+    ROCM_QUEUE,
+    RunState,
+    SourceKind,
+    StageState,
+    Trigger,
+)
 
 
 class Project(models.Model):
@@ -93,6 +102,11 @@ class Run(models.Model):
         return None
 
 
+def rocm_queues() -> Q:
+    """Stages queued for a ROCm runner: the plain queue and every per-target one."""
+    return Q(queue=ROCM_QUEUE) | Q(queue__startswith=f"{ROCM_QUEUE}.")
+
+
 class Stage(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="stages")
     name = models.CharField(max_length=20)
@@ -128,6 +142,14 @@ class Stage(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+    @property
+    def waiting_for_rocm_runner(self) -> bool:
+        queue = self.queue
+        return (
+            self.state == StageState.QUEUED and self.queued_at is not None
+            and (queue == ROCM_QUEUE or queue.startswith(f"{ROCM_QUEUE}."))
+        )
 
     @property
     def progress_percent(self) -> int:

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_GET
 
 from migrator.projects.access import projects_for
 from migrator.projects.constants import StageState
-from migrator.projects.models import Stage
+from migrator.projects.models import Stage, rocm_queues
 from migrator.runners.models import Runner
 
 
@@ -21,5 +21,5 @@ def runner_list(request: HttpRequest) -> HttpResponse:
         by_worker.setdefault(stage.worker, []).append(stage)
     visible = set(projects_for(request.user).values_list("pk", flat=True))
     rows = [(runner, by_worker.get(runner.name, [])) for runner in runners]
-    waiting_rocm = Stage.objects.filter(state=StageState.QUEUED, queue="rocm", queued_at__isnull=False).count()
+    waiting_rocm = Stage.objects.filter(rocm_queues(), state=StageState.QUEUED, queued_at__isnull=False).count()
     return render(request, "runners/list.html", {"rows": rows, "waiting_rocm": waiting_rocm, "visible": visible})

@@ -165,7 +165,7 @@ def test_the_sweep_leaves_live_stages_alone(project) -> None:  # type: ignore[no
     assert fetch.state == StageState.RUNNING
 
 
-def test_a_smoke_stage_waiting_for_a_rocm_runner_times_out(project) -> None:  # type: ignore[no-untyped-def]
+def test_a_smoke_stage_waiting_for_a_rocm_runner_times_out(project, alice_client) -> None:  # type: ignore[no-untyped-def]
     project.settings = {"smoke_command": "./app", "smoke_wait_timeout_s": 60}
     project.save()
     run = _run(project)
@@ -173,9 +173,11 @@ def test_a_smoke_stage_waiting_for_a_rocm_runner_times_out(project) -> None:  # 
         transitions.claim_stage(stage.pk, "w")
         transitions.finish_stage(stage.pk, StageState.PASSED, "ok")
     smoke = _stage(run, "smoke")
-    transitions.mark_enqueued(smoke, "task-1", "rocm")
+    transitions.mark_enqueued(smoke, "task-1", "rocm.gfx90a")  # routed to runners owning a gfx90a
     sweeping.sweep(lambda stage, queue: None)
     assert _stage(run, "smoke").state == StageState.QUEUED  # not yet past the limit
+    page = alice_client.get(f"/runs/{run.pk}/?stage=smoke").content.decode()
+    assert "waiting for a ROCm runner" in page
     Stage.objects.filter(pk=smoke.pk).update(queued_at=timezone.now() - timedelta(seconds=61))
     sweeping.sweep(lambda stage, queue: None)
     smoke.refresh_from_db()
