@@ -45,7 +45,8 @@ def _by_rule(findings: list[Finding]) -> dict[str, list[Finding]]:
 def test_it_flags_findcuda_and_proposes_find_package_hip(scan: Scan) -> None:
     rules = _by_rule(scan({"CMakeLists.txt": FINDCUDA_PROJECT}))
     [find] = rules["cmake.find-package-cuda"]
-    assert (find.line, find.text, find.replacement) == (3, "find_package(CUDA 11.0 REQUIRED)", "find_package(hip REQUIRED)")
+    assert (find.line, find.text) == (3, "find_package(CUDA 11.0 REQUIRED)")
+    assert find.replacement == "find_package(hip REQUIRED)\nfind_package(hipblas REQUIRED)"  # cublas is linked
     assert find.notebook_slug == "cmake-findcuda" and find.severity == "error" and find.family == "cmake"
 
 
@@ -54,9 +55,10 @@ def test_it_maps_findcuda_macros_link_names_and_paths(scan: Scan) -> None:
     assert [f.replacement for f in rules["cmake.findcuda-macro"]] == ["add_executable"]
     assert [(f.text, f.replacement) for f in rules["cmake.cuda-link-library"]] == [("cublas", "hipblas")]
     assert [(f.text, f.replacement) for f in rules["cmake.cuda-path"]] == [("/usr/local/cuda/include", "/opt/rocm/include")]
-    assert {f.text for f in rules["cmake.findcuda-variable"]} == {"CUDA_NVCC_FLAGS", "CUDA_LIBRARIES"}
+    variables = {f.text: f.replacement for f in rules["cmake.findcuda-variable"]}
+    assert variables == {"CUDA_NVCC_FLAGS": None, "${CUDA_LIBRARIES}": "hip::host"}
     assert rules["cmake.nvidia-arch-flag"][0].text == "-arch=sm_70"
-    assert rules["cmake.nvidia-arch-flag"][0].replacement is None
+    assert rules["cmake.nvidia-arch-flag"][0].replacement == "--offload-arch=gfx90a"
 
 
 def test_it_turns_the_cuda_project_language_into_hip(scan: Scan) -> None:
@@ -65,11 +67,11 @@ def test_it_turns_the_cuda_project_language_into_hip(scan: Scan) -> None:
     assert (language.line, language.column, language.replacement) == (2, 28, "HIP")
 
 
-def test_it_wants_cu_sources_marked_language_hip(scan: Scan) -> None:
+def test_it_marks_cu_sources_language_hip_after_their_target(scan: Scan) -> None:
     rules = _by_rule(scan({"CMakeLists.txt": MODERN_PROJECT}))
     [cu] = rules["cmake.cu-source-language"]
-    assert (cu.line, cu.text, cu.fixable) == (8, "src/fft.cu", False)
-    assert cu.suggestion == "set_source_files_properties(src/fft.cu PROPERTIES LANGUAGE HIP)"
+    assert (cu.line, cu.text, cu.fixable) == (9, "", True)  # after the last line of add_library(...)
+    assert cu.replacement == "\nset_source_files_properties(src/fft.cu PROPERTIES LANGUAGE HIP)"
 
 
 def test_it_accepts_cu_sources_already_marked_hip(scan: Scan) -> None:
@@ -80,14 +82,17 @@ def test_it_accepts_cu_sources_already_marked_hip(scan: Scan) -> None:
 def test_it_reports_modern_cuda_language_settings(scan: Scan) -> None:
     rules = _by_rule(scan({"CMakeLists.txt": MODERN_PROJECT}))
     assert rules["cmake.enable-language-cuda"][0].replacement == "enable_language(HIP)"
-    assert rules["cmake.find-package-cudatoolkit"][0].fixable is False
+    assert rules["cmake.find-package-cudatoolkit"][0].replacement == "find_package(hip REQUIRED)\nfind_package(hipfft REQUIRED)"
     variables = {f.text: f.replacement for f in rules["cmake.cmake-cuda-variable"]}
-    assert variables == {"CMAKE_CUDA_STANDARD": "CMAKE_HIP_STANDARD", "CMAKE_CUDA_ARCHITECTURES": None}
-    targets = {f.text: f.suggestion for f in rules["cmake.cuda-imported-target"]}
+    assert variables == {"CMAKE_CUDA_STANDARD": "CMAKE_HIP_STANDARD",
+                         "set(CMAKE_CUDA_ARCHITECTURES 70 80)": "set(CMAKE_HIP_ARCHITECTURES gfx90a)"}
+    targets = {f.text: f.replacement for f in rules["cmake.cuda-imported-target"]}
     assert targets == {"CUDA::cudart": "hip::host", "CUDA::cufft": "hip::hipfft"}
-    assert rules["cmake.cuda-property"][0].text == "CUDA_SEPARABLE_COMPILATION"
+    [separable] = rules["cmake.cuda-property"]
+    assert separable.text == "set_target_properties(fftlib PROPERTIES CUDA_SEPARABLE_COMPILATION ON)"
+    assert separable.replacement is not None and separable.replacement.startswith("# ")
     [genex] = rules["cmake.cuda-generator-expression"]
-    assert (genex.text, genex.replacement) == ("$<$<COMPILE_LANGUAGE:CUDA", "$<$<COMPILE_LANGUAGE:HIP")
+    assert (genex.text, genex.replacement) == ("$<COMPILE_LANGUAGE:CUDA", "$<COMPILE_LANGUAGE:HIP")
     assert rules["cmake.nvcc-only-flag"][0].replacement == ""
 
 

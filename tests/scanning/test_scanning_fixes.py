@@ -25,6 +25,8 @@ TREE = {
         LIBS = -L/usr/local/cuda/lib64 -lcudart -lcublas -lcudnn
         app: app.cu
         \tnvcc $(FLAGS) -o app app.cu $(LIBS)
+        k.ptx: k.cu
+        \tnvcc -ptx k.cu
         """,
     "run.sh": """
         #!/bin/sh
@@ -49,7 +51,7 @@ def test_it_applies_safe_fixes_in_place(write_tree: WriteTree) -> None:
     assert "set(CMAKE_HIP_STANDARD 17)" in cmake
     makefile = (tree / "Makefile").read_text().splitlines()
     assert makefile[0] == "NVCC = /opt/rocm/bin/hipcc"
-    assert makefile[1] == "FLAGS = -O2 -arch=sm_75 -ffast-math  -fgpu-rdc"
+    assert makefile[1] == "FLAGS = -O2 --offload-arch=gfx90a -ffast-math  -fgpu-rdc"
     assert makefile[2] == "LIBS = -L/opt/rocm/lib -lamdhip64 -lhipblas -lMIOpen"
     assert makefile[4] == "\thipcc $(FLAGS) -o app app.cu $(LIBS)"
     script = (tree / "run.sh").read_text()
@@ -68,7 +70,7 @@ def test_fixes_are_idempotent(write_tree: WriteTree) -> None:
     assert [f for f in rescan if f.fixable] == []
     assert apply_fixes(tree, rescan, set()) == []
     assert {path: path.read_bytes() for path in tree.rglob("*") if path.is_file()} == snapshot
-    assert any(f.rule_id == "make.nvidia-arch-flag" for f in rescan)  # manual steps remain listed
+    assert any(f.rule_id == "make.nvcc-only-flag" and f.text == "-ptx" for f in rescan)  # manual steps remain listed
 
 
 def test_stale_findings_change_nothing(write_tree: WriteTree) -> None:

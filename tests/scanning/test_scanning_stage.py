@@ -40,7 +40,7 @@ def test_the_stage_passes_with_inventory_findings_and_readiness(tmp_path: Path) 
     assert rules == ["make.nvcc", "make.nvidia-arch-flag", "make.cuda-link-library", "dependencies.cuda-local-version"]
     assert data["findings_by_severity"] == {"error": 4}
     assert data["readiness"]["translatable"] == 2 and data["readiness"]["engine_available"] is True
-    assert "4 errors" in result.summary and "(2 fixable)" in result.summary
+    assert "4 errors" in result.summary and "(3 fixable)" in result.summary
     assert all(line.endswith("\n") for line in logs)
 
 

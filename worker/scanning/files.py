@@ -54,7 +54,10 @@ def build_kind(rel: str) -> str | None:
     lower = name.lower()
     if name == "CMakeLists.txt" or lower.endswith(".cmake"):
         return "cmake"
-    if name in ("Makefile", "makefile", "GNUmakefile") or lower.endswith(".mk"):
+    if (name in ("Makefile", "makefile", "GNUmakefile") or lower.endswith((".mk", ".make"))
+            or lower.startswith(("makefile_", "makefile.", "makefile-")) and not lower.endswith((".md", ".txt", ".html"))
+            or lower in ("make.config", "make.inc", "make.def", "make.common", "common.mk")
+            or lower.startswith("make.") and lower.endswith((".config", ".inc", ".def"))):
         return "make"
     if lower.endswith((".sh", ".bash", ".zsh")) or lower in (".env", "env.list"):
         return "shell"

@@ -1,9 +1,10 @@
 """Build-file findings for a whole tree: which rules read which file, size cap, parse errors."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from worker.scanning.cmake_sources import libraries_used
 from worker.scanning.files import (
     MAX_FILE_BYTES,
     TreeFile,
@@ -12,7 +13,7 @@ from worker.scanning.files import (
     walk_tree,
 )
 from worker.scanning.fixes import apply_fixes
-from worker.scanning.model import AppliedFix, Family, Finding
+from worker.scanning.model import DEFAULT_OFFLOAD_ARCHS, AppliedFix, Family, Finding, ScanContext
 from worker.scanning.rules_cmake import scan_cmake
 from worker.scanning.rules_config import (
     scan_accelerate,
@@ -31,21 +32,21 @@ from worker.scanning.rules_python import (
 
 __all__ = ["RULE_IDS", "AppliedFix", "Finding", "scan_build_files", "scan_file"]
 
-Scanner = Callable[[str, str], list[Finding]]
+Scanner = Callable[[str, str, ScanContext], list[Finding]]
 
 SCANNERS: dict[str, Scanner] = {
     "cmake": scan_cmake,
-    "make": lambda rel, text: scan_commands(rel, text, "make"),
-    "shell": lambda rel, text: scan_commands(rel, text, "shell"),
+    "make": lambda rel, text, ctx: scan_commands(rel, text, "make", ctx),
+    "shell": lambda rel, text, ctx: scan_commands(rel, text, "shell", ctx),
     "dockerfile": scan_dockerfile,
     "setup-py": scan_setup_py,
-    "pyproject": scan_pyproject,
-    "requirements": scan_requirements,
-    "conda": scan_conda,
+    "pyproject": lambda rel, text, ctx: scan_pyproject(rel, text),
+    "requirements": lambda rel, text, ctx: scan_requirements(rel, text),
+    "conda": lambda rel, text, ctx: scan_conda(rel, text),
     "ci": scan_ci,
     "compose": scan_compose,
-    "deepspeed": scan_deepspeed,
-    "accelerate": scan_accelerate,
+    "deepspeed": lambda rel, text, ctx: scan_deepspeed(rel, text),
+    "accelerate": lambda rel, text, ctx: scan_accelerate(rel, text),
 }
 _FAMILY_OF_KIND: dict[str, Family] = {
     "cmake": "cmake", "make": "make", "shell": "shell", "dockerfile": "container", "setup-py": "python-build",
@@ -54,7 +55,7 @@ _FAMILY_OF_KIND: dict[str, Family] = {
 }
 
 _SHARED_RULES = ("nvcc", "nvidia-arch-flag", "nvcc-only-flag", "cuda-path", "cuda-link-library",
-                 "cuda-home-variable", "ld-library-path-cuda")
+                 "cuda-home-variable", "ld-library-path-cuda", "hip-platform-define")
 _OWN_RULES = (
     "cmake.find-package-cuda", "cmake.find-package-cudatoolkit", "cmake.enable-language-cuda",
     "cmake.project-language-cuda", "cmake.findcuda-macro", "cmake.findcuda-variable", "cmake.cuda-imported-target",
@@ -63,7 +64,8 @@ _OWN_RULES = (
     "dependencies.cuda-wheel-index", "dependencies.cuda-local-version", "dependencies.nvidia-wheel",
     "dependencies.cupy-cuda", "dependencies.conda-cuda-package", "dependencies.nvidia-channel",
     "container.nvidia-base-image", "container.docker-gpus-flag", "container.nvidia-runtime", "container.nvidia-env",
-    "ci.cuda-toolkit-install",
+    "ci.cuda-toolkit-install", "ci.cuda-version-matrix", "ci.windows-toolkit-path",
+    "python-build.nvcc-probe", "python-build.cuda-version-probe", "python-build.cuda-arch-list",
     "run-config.deepspeed-fp16", "run-config.accelerate-fp16", "run-config.cuda-visible-devices",
     "run-config.nccl-variable",
     "parse.error", "scan.file-too-large",
@@ -74,7 +76,7 @@ RULE_IDS = _OWN_RULES + tuple(f"{family}.{name}" for family in ("cmake", "make",
                                                                  "python-build") for name in _SHARED_RULES)
 
 
-def scan_file(tree_file: TreeFile, kind: str) -> list[Finding]:
+def scan_file(tree_file: TreeFile, kind: str, ctx: ScanContext | None = None) -> list[Finding]:
     """Findings of one build file; a crash inside a rule becomes a parse.error finding."""
     family = _FAMILY_OF_KIND[kind]
     if tree_file.size > MAX_FILE_BYTES:
@@ -85,21 +87,35 @@ def scan_file(tree_file: TreeFile, kind: str) -> list[Finding]:
         return [Finding("parse.error", "warning", tree_file.rel, 1, 0, "", "Could not read this file as text.",
                         family=family)]
     try:
-        return SCANNERS[kind](tree_file.rel, text)
+        return SCANNERS[kind](tree_file.rel, text, ctx or ScanContext())
     except (ValueError, TypeError, RecursionError, AttributeError) as error:  # keep one bad file from stopping a scan
         return [Finding("parse.error", "warning", tree_file.rel, 1, 0, "", f"Could not parse this file ({error}).",
                         family=family)]
 
 
-def fix_tree(tree: Path, exclude_globs: Iterable[str], disabled_rules: set[str]) -> list[AppliedFix]:
+def fix_tree(tree: Path, exclude_globs: Iterable[str], disabled_rules: set[str],
+             offload_archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS) -> list[AppliedFix]:
     """Scan ``tree`` and apply the safe fixes there (what the hipify stage does on ``workspace.hip``)."""
-    return apply_fixes(tree, scan_build_files(tree, exclude_globs), disabled_rules)
+    return apply_fixes(tree, scan_build_files(tree, exclude_globs, offload_archs), disabled_rules)
 
 
-def scan_build_files(tree: Path, exclude_globs: Iterable[str]) -> list[Finding]:
+def scan_build_files(tree: Path, exclude_globs: Iterable[str],
+                     offload_archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS) -> list[Finding]:
+    build_files = [(f, kind) for f in walk_tree(tree, exclude_globs) if (kind := build_kind(f.rel)) is not None]
+    ctx = ScanContext(tuple(offload_archs) or DEFAULT_OFFLOAD_ARCHS, _cmake_libraries(build_files))
     findings: list[Finding] = []
-    for tree_file in walk_tree(tree, exclude_globs):
-        kind = build_kind(tree_file.rel)
-        if kind is not None:
-            findings += scan_file(tree_file, kind)
+    for tree_file, kind in build_files:
+        findings += scan_file(tree_file, kind, ctx)
     return sorted(findings, key=lambda f: (f.file, f.line, f.column, f.rule_id))
+
+
+def _cmake_libraries(build_files: list[tuple[TreeFile, str]]) -> dict[str, frozenset[str]]:
+    """Directory -> ROCm library packages its CMake files link (for one find_package per package)."""
+    by_dir: dict[str, frozenset[str]] = {}
+    for tree_file, kind in build_files:
+        if kind != "cmake" or tree_file.size > MAX_FILE_BYTES:
+            continue
+        text = read_text(tree_file) or ""
+        folder = tree_file.rel.rpartition("/")[0]
+        by_dir[folder] = by_dir.get(folder, frozenset()) | libraries_used(text)
+    return by_dir

@@ -2,7 +2,9 @@
 
 A fix applies only where the finding's text is still at its line and column, so running
 twice, or on a tree already fixed, changes nothing. Overlapping fixes on one line keep the
-leftmost one; a re-scan then reports what remains.
+leftmost one; a re-scan then reports what remains. A finding with empty text is an insertion
+at its column (a flag after a token, or lines after a CMake command when the replacement starts
+with a newline); it is skipped where its text is already there.
 """
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ def _fix_file(tree: Path, rel: str, findings: list[Finding]) -> list[AppliedFix]
         by_line[finding.line].append(finding)
     for number, line_findings in sorted(by_line.items()):
         if 1 <= number <= len(lines):
+            following = lines[number] if number < len(lines) else ""
+            line_findings = [f for f in line_findings if not _already_inserted(f, lines[number - 1], following)]
             new_line, line_fixes = _fix_line(rel, number, lines[number - 1], line_findings)
             lines[number - 1] = new_line
             applied += line_fixes
@@ -48,11 +52,20 @@ def _fix_file(tree: Path, rel: str, findings: list[Finding]) -> list[AppliedFix]
     return applied
 
 
+def _already_inserted(finding: Finding, line: str, following: str) -> bool:
+    if finding.text or not finding.replacement:
+        return False
+    if finding.replacement.startswith("\n"):
+        return following.startswith(finding.replacement[1:].split("\n", 1)[0])
+    return line.startswith(finding.replacement, finding.column)
+
+
 def _fix_line(rel: str, number: int, line: str, findings: list[Finding]) -> tuple[str, list[AppliedFix]]:
     chosen: list[Finding] = []
     end_of_previous = -1
-    for finding in sorted(findings, key=lambda f: (f.column, -len(f.text))):
-        fits = line.startswith(finding.text, finding.column) and finding.text
+    for finding in sorted(findings, key=lambda f: (f.column, bool(f.text), -len(f.text))):
+        body = len(line.rstrip("\r\n"))
+        fits = line.startswith(finding.text, finding.column) if finding.text else finding.column <= body
         if fits and finding.column >= end_of_previous and finding.text != finding.replacement:
             chosen.append(finding)
             end_of_previous = finding.column + len(finding.text)

@@ -7,15 +7,24 @@ LINK_LIBRARY_MAP = {
     "cudart": "amdhip64", "cudart_static": "amdhip64", "cuda": "amdhip64",
     "cublas": "hipblas", "cublasLt": "hipblaslt", "cudnn": "MIOpen", "curand": "hiprand",
     "cufft": "hipfft", "cusparse": "hipsparse", "cusolver": "hipsolver", "nccl": "rccl",
-    "nvrtc": "hiprtc", "nvToolsExt": "roctx64",
+    "nvrtc": "hiprtc", "nvToolsExt": "roctx64", "nvidia-ml": "rocm_smi64",
 }
 
-CMAKE_TARGET_MAP = {
-    "cudart": "hip::host", "cudart_static": "hip::host", "cuda_driver": "hip::host",
-    "cublas": "roc::hipblas", "cublasLt": "roc::hipblaslt", "cufft": "hip::hipfft", "curand": "hip::hiprand",
-    "cusparse": "roc::hipsparse", "cusolver": "roc::hipsolver", "nvrtc": "hiprtc::hiprtc",
-    "nvToolsExt": "roctracer::roctx", "nccl": "rccl::rccl",
+# CUDA library (as CUDA::<name>) -> (CMake package of ROCm, imported target), as the ROCm 6 config
+# files name them. Libraries without a ROCm package (NPP, NVTX, CUPTI, nvJPEG; RCCL is not in every
+# ROCm install) are absent: they are reported, never rewritten to a target that may not exist.
+CMAKE_LIBRARIES: dict[str, tuple[str, str]] = {
+    "cudart": ("hip", "hip::host"), "cudart_static": ("hip", "hip::host"), "cuda_driver": ("hip", "hip::host"),
+    "toolkit": ("hip", "hip::host"), "cuda": ("hip", "hip::host"),
+    "cublas": ("hipblas", "roc::hipblas"), "cublas_static": ("hipblas", "roc::hipblas"),
+    "cublasLt": ("hipblaslt", "roc::hipblaslt"), "cublasLt_static": ("hipblaslt", "roc::hipblaslt"),
+    "cufft": ("hipfft", "hip::hipfft"), "cufft_static": ("hipfft", "hip::hipfft"),
+    "curand": ("hiprand", "hip::hiprand"), "curand_static": ("hiprand", "hip::hiprand"),
+    "cusparse": ("hipsparse", "roc::hipsparse"), "cusparse_static": ("hipsparse", "roc::hipsparse"),
+    "cusolver": ("hipsolver", "roc::hipsolver"), "cusolver_static": ("hipsolver", "roc::hipsolver"),
+    "nvrtc": ("hiprtc", "hiprtc::hiprtc"), "nvml": ("rocm_smi", "rocm_smi64"), "cudnn": ("miopen", "MIOpen"),
 }
+CMAKE_TARGET_MAP = {name: target for name, (_, target) in CMAKE_LIBRARIES.items()}
 
 # CUDA library display name -> the ROCm package that must be installed for it.
 ROCM_COUNTERPART = {

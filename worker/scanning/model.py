@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
+
+DEFAULT_OFFLOAD_ARCHS = ("gfx90a",)
 
 Severity = Literal["error", "warning", "info"]
 Family = Literal["cmake", "make", "shell", "python-build", "dependencies", "container", "ci", "run-config"]
@@ -102,3 +105,27 @@ def to_finding(hit: RuleHit, file: str, line: int, family: Family, column_offset
         family=own_family,
         suggestion=hit.suggestion,
     )
+
+
+def make_hit(match: re.Match[str], name: str, severity: Severity, explanation: str, *,
+             replacement: str | None = None, notebook_slug: str | None = None, suggestion: str | None = None,
+             family: Family | None = None) -> RuleHit:
+    return RuleHit(name=name, severity=severity, column=match.start(), text=match.group(0), explanation=explanation,
+                   replacement=replacement, notebook_slug=notebook_slug, suggestion=suggestion, family=family)
+
+
+@dataclass(frozen=True)
+class ScanContext:
+    """What a rule may need beyond its own file: the project's GPU targets and, for CMake, the
+    CUDA libraries that files at or below each directory use (so one ``find_package`` serves them)."""
+
+    offload_archs: tuple[str, ...] = DEFAULT_OFFLOAD_ARCHS
+    cmake_libraries: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+
+    def cmake_libraries_below(self, directory: str) -> frozenset[str]:
+        prefix = "" if directory in ("", ".") else directory.rstrip("/") + "/"
+        found: set[str] = set()
+        for folder, names in self.cmake_libraries.items():
+            if not prefix or folder == directory or (folder + "/").startswith(prefix):
+                found |= names
+        return frozenset(found)

@@ -7,28 +7,31 @@ They read one line and return hits without a family; the caller gives the file's
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from worker.scanning.libraries import LINK_LIBRARY_MAP
-from worker.scanning.model import Family, RuleHit, Severity
+from worker.scanning.model import DEFAULT_OFFLOAD_ARCHS, RuleHit, make_hit
+from worker.scanning.nvcc_flags import nvcc_flag_hits
+
+__all__ = ["compiler_hits", "library_hits", "make_hit", "runtime_env_hits", "dependency_hits", "command_line_hits"]
 
 _NVCC = re.compile(r"(?<![\w.$(-])nvcc(?![\w.-])")
-_ARCH_NUMBER = r"(?:\d+[af]?|\$[({]\w+[)}])"  # sm_80, sm_90a, sm_$(GPU_COMPUTE_CAPABILITY)
-_ARCH_FLAG = re.compile(
-    r"(?<![\w-])(?:-arch[= ]\s*|--gpu-architecture[= ]\s*|-code=|--gpu-code=)\[?(?:sm|compute|lto)_" + _ARCH_NUMBER
-    + r"\]?|(?<![\w-])(?:-gencode|--generate-code)[= ]\s*\"?arch=compute_" + _ARCH_NUMBER + r",code=\[?[\w,$(){}]+\]?"
-)
-_FAST_MATH = re.compile(r"(?<![\w-])--?use_fast_math\b")
-_DROPPED_FLAGS = re.compile(
-    r"(?<![\w-])(?:--expt-relaxed-constexpr|--expt-extended-lambda|--extended-lambda|--threads[= ]\d+)(?![\w-])"
-)
-_RDC = re.compile(r"(?<![\w-])(?:-rdc=true|--relocatable-device-code=true)(?![\w-])")
-_MANUAL_FLAGS = re.compile(
-    r"(?<![\w-])(?:-Xcompiler|--compiler-options|-Xptxas|--ptxas-options|-ccbin|--compiler-bindir"
-    r"|-lineinfo|--default-stream|-maxrregcount|--resource-usage|-Xlinker)(?![\w-])"
-)
-_CUDA_PATH = re.compile(r"/usr/local/cuda(?:-\d+(?:\.\d+)?)?(/include|/lib64|/lib|/bin)?(?![\w.-])")
+# Only the toolkit root and its include/lib/bin dirs have ROCm counterparts (``targets/<triple>``,
+# ``samples``, ``lib64/stubs`` do not), so a longer path is reported but never rewritten.
+_CUDA_PATH = re.compile(r"(?:/usr/local|/opt)/cuda(?:-\d+(?:\.\d+)*)?(?:(/include|/bin)(?![\w.-])"
+                        r"|(/lib64|/lib)(?![\w.-])(?!/[\w.])|(?![\w.-])(?!/[\w.]))")
+_CUDA_PATH_DEEPER = re.compile(r"(?:/usr/local|/opt)/cuda(?:-\d+(?:\.\d+)*)?/[\w.][\w./-]*")
+_TOOLKIT_VAR = r"\$[({](?:\w*CUDA\w*|NVCC_?\w*)[)}]"
+_TOOLKIT_LIB64 = re.compile(r"(" + _TOOLKIT_VAR + r")/lib64(?![\w/.-])")
+_TOOLKIT_INCLUDE = re.compile(r"(?<![\w-])-I\s*(?:" + _TOOLKIT_VAR + r"|(?:/usr/local|/opt)/cuda[\w.-]*|/usr/include/cuda)/?include/?(?![\w.-])"
+                              r"|(?<![\w-])-I\s*/usr/include/cuda(?![\w.-])")
+_HOST_CC = re.compile(r"^\s*(?:CC|C_C|CXX|CPP|CC_C|HOST_COMPILER|HOSTCC)\s*[:?+]?=\s*(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(?:-\d+)?(?=\s|$)")
 _CUDA_LIB = re.compile(r"(?<![\w-])-l(" + "|".join(sorted(LINK_LIBRARY_MAP, key=len, reverse=True)) + r")(?![\w.-])")
-_CUDA_HOME = re.compile(r"\b(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_DIR|CUDA_BIN_PATH)\b")
+_CUDA_HOME = re.compile(r"\b(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_DIR|CUDA_BIN_PATH|CUDAPATH"
+                        r"|CUDA_INSTALL_PATH|CUDA_TOOLKIT_PATH|CUDA_TOOLKIT_DIR|CUDA_ROOT_DIR|CUDA_LIB_DIR|CUDA_LIB_PATH"
+                        r"|CUDA_INC_DIR|CUDA_INC_PATH|CUDA_INCLUDE_DIR|CUDA_SDK_DIR|CUDA_SDK_PATH|CUDA_LIB|CUDA_INC"
+                        r"|CUDA_LIBDIR|CUDA_INCDIR|CUDA_BIN|CUDA_TOOLKIT|CUDACXX|CUDAHOSTCXX|CUDA_INSTALL_DIR)\b")
+HIP_PLATFORM_DEFINE = "-D__HIP_PLATFORM_AMD__"
 _LD_PATH = re.compile(r"\bLD_LIBRARY_PATH\b")
 _DOCKER_GPUS = re.compile(r"(?<![\w-])--gpus(?:=|\s+)(?:\"[^\"]*\"|'[^']*'|[\w=,.:-]+)")
 _NVIDIA_RUNTIME = re.compile(r"(?<![\w-])--runtime(?:=|\s+)nvidia\b")
@@ -45,35 +48,17 @@ ROCM_WHEEL_INDEX = "download.pytorch.org/whl/rocm6.2"
 ROCM_DEVICE_FLAGS = "--device=/dev/kfd --device=/dev/dri --group-add video"
 
 
-def make_hit(match: re.Match[str], name: str, severity: Severity, explanation: str, *,
-         replacement: str | None = None, notebook_slug: str | None = None, suggestion: str | None = None,
-         family: Family | None = None) -> RuleHit:
-    return RuleHit(name=name, severity=severity, column=match.start(), text=match.group(0), explanation=explanation,
-                   replacement=replacement, notebook_slug=notebook_slug, suggestion=suggestion, family=family)
-
-
-def compiler_hits(line: str) -> list[RuleHit]:
+def compiler_hits(line: str, archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS, family: str = "make",
+                  loop_vars: frozenset[str] = frozenset()) -> list[RuleHit]:
     """nvcc invocations and NVIDIA-only compiler flags."""
     hits = [make_hit(m, "nvcc", "error", "nvcc is NVIDIA's compiler; hipcc compiles HIP for AMD GPUs "
                  "(export HIP_PLATFORM=amd where nvcc is also installed).",
                  replacement="hipcc", notebook_slug="hipcc-nvidia-platform") for m in _NVCC.finditer(line)]
-    hits += [make_hit(m, "nvidia-arch-flag", "error", "NVIDIA GPU architecture flag; AMD targets are chosen "
-                  "with --offload-arch=gfxNNN (the project's offload_archs).",
-                  notebook_slug="no-binary-for-gpu", suggestion="--offload-arch=gfx90a") for m in _ARCH_FLAG.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "nvcc's fast-math flag; clang/hipcc spells it -ffast-math.",
-                  replacement="-ffast-math") for m in _FAST_MATH.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "nvcc-only switch (lambdas, constexpr, compile "
-                  "threads); hipcc (clang) needs no such flag, so it is dropped.", replacement="") for m in _DROPPED_FLAGS.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "Relocatable device code is -fgpu-rdc under hipcc.",
-                  replacement="-fgpu-rdc") for m in _RDC.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "nvcc-only option: hipcc passes host flags directly, has no "
-                  "ptxas and uses -fgpu-default-stream=per-thread; rewrite this option by hand.")
-             for m in _MANUAL_FLAGS.finditer(line)]
-    return hits
+    return hits + nvcc_flag_hits(line, archs, family, loop_vars)
 
 
 def _path_hit(match: re.Match[str], line: str) -> RuleHit:
-    suffix = match.group(1) or ""
+    suffix = match.group(1) or match.group(2) or ""
     new_suffix = "/lib" if suffix == "/lib64" else suffix
     slug = "cuda-header-not-found" if suffix in ("", "/include", "/bin") else "cuda-link-libraries"
     if _LD_PATH.search(line):
@@ -93,11 +78,30 @@ def library_hits(line: str) -> list[RuleHit]:
     hits += [make_hit(m, "cuda-home-variable", "warning", f"{m.group(1)} points at the CUDA toolkit; ROCm builds use "
                   "ROCM_PATH (usually /opt/rocm).", notebook_slug="cuda-header-not-found", suggestion="ROCM_PATH")
              for m in _CUDA_HOME.finditer(line)]
+    hits += [make_hit(m, "cuda-path", "error", "A path inside the CUDA toolkit that ROCm does not have; point it at "
+                      "the ROCm file or directory by hand.", notebook_slug="cuda-header-not-found")
+             for m in _CUDA_PATH_DEEPER.finditer(line) if not _CUDA_PATH.match(line, m.start())]
+    hits += [make_hit(m, "cuda-path", "warning", "The toolkit's lib64 directory is lib under ROCm.",
+                      replacement=m.group(1) + "/lib", notebook_slug="cuda-link-libraries")
+             for m in _TOOLKIT_LIB64.finditer(line)]
     ld = _LD_PATH.search(line)
     if ld and re.search(r"cuda", line[ld.end():], re.IGNORECASE):
         hits.append(make_hit(ld, "ld-library-path-cuda", "warning", "LD_LIBRARY_PATH holds CUDA directories; "
                          "the loader may pick CUDA libraries ahead of ROCm's. Remove them.", notebook_slug="ld-library-path-cuda"))
-    return hits
+    return hits + host_compiler_hits(line)
+
+
+def host_compiler_hits(line: str) -> list[RuleHit]:
+    """C/C++ compiled by gcc/g++ against the toolkit's headers: once hipified they include HIP headers,
+    which need the platform macro that hipcc would define."""
+    if HIP_PLATFORM_DEFINE in line or _NVCC.search(line) or "NVCC" in line:
+        return []
+    explanation = ("Host sources built by the C/C++ compiler include the (hipified) CUDA headers; HIP's headers "
+                   "need -D__HIP_PLATFORM_AMD__ there.")
+    # Zero-width insertions after the flag or compiler, so a path fix on the same text still applies.
+    ends = [m.end() for m in _TOOLKIT_INCLUDE.finditer(line)] + [m.end() for m in _HOST_CC.finditer(line)]
+    return [RuleHit("hip-platform-define", "error", end, "", explanation, replacement=f" {HIP_PLATFORM_DEFINE}",
+                    notebook_slug="cuda-header-not-found") for end in ends[:1]]
 
 
 def runtime_env_hits(line: str) -> list[RuleHit]:
@@ -140,8 +144,8 @@ def dependency_hits(line: str) -> list[RuleHit]:
     return hits
 
 
-def command_line_hits(line: str) -> list[RuleHit]:
+def command_line_hits(line: str, archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS, family: str = "make") -> list[RuleHit]:
     """Every command-line rule, for Makefiles, shell scripts, Dockerfiles and CI steps."""
     if line.lstrip().startswith("#"):
         return []
-    return compiler_hits(line) + library_hits(line) + runtime_env_hits(line) + dependency_hits(line)
+    return compiler_hits(line, archs, family) + library_hits(line) + runtime_env_hits(line) + dependency_hits(line)

@@ -2,32 +2,37 @@
 (DeepSpeed JSON, accelerate YAML, docker compose)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
 import yaml
 
-from worker.scanning.model import Family, Finding, RuleHit, to_finding
+from worker.scanning.model import Family, Finding, RuleHit, ScanContext, to_finding
 from worker.scanning.rules_commands import command_line_hits, runtime_env_hits
 from worker.scanning.rules_python import parse_error
 
 _FROM_NVIDIA = re.compile(r"\b(?:nvcr\.io/)?nvidia/(?:cuda|pytorch|tensorflow|cudagl)(?::[\w.\-]+)?")
 _CUDA_ACTION = re.compile(r"\b(?:Jimver/cuda-toolkit|N-Storm/cuda-toolkit|nvidia/cuda-toolkit-action)\b[@\w.\-]*")
 _CI_CUDA_INSTALL = re.compile(r"\b(?:cuda-toolkit-\d[\w-]*|cuda-drivers|nvidia-driver-\d+|cuda-repo-\w+)\b")
+_CUDA_MATRIX = re.compile(r"(?<![\w-])(?:cuda|cuda[-_]version|cuda[-_]ver|cuda[-_]toolkit|cuda[-_]major)(?=\s*:)"
+                          r"|\$\{\{\s*matrix\.cuda[\w-]*\s*\}\}")
+_WINDOWS_PATH = re.compile(r"NVIDIA GPU Computing Toolkit[\\/]CUDA(?:[\\/]v[\d.]+)?|CUDA[\\/]v\d+\.\d+")
 _FP16_KEY = re.compile(r"\"fp16\"\s*:")
 _MIXED_FP16 = re.compile(r"\bmixed_precision\s*:\s*['\"]?fp16\b['\"]?")
 
 
-def scan_commands(rel: str, text: str, family: Family) -> list[Finding]:
+def scan_commands(rel: str, text: str, family: Family, ctx: ScanContext | None = None) -> list[Finding]:
     """Line rules for files made of commands (Makefile, shell, CI); skips comments."""
+    archs = (ctx or ScanContext()).offload_archs
     findings: list[Finding] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        findings += [to_finding(h, rel, number, family) for h in command_line_hits(line)]
+        findings += [to_finding(h, rel, number, family) for h in command_line_hits(line, archs, family)]
     return findings
 
 
-def scan_dockerfile(rel: str, text: str) -> list[Finding]:
-    findings = scan_commands(rel, text, "container")
+def scan_dockerfile(rel: str, text: str, ctx: ScanContext | None = None) -> list[Finding]:
+    findings = scan_commands(rel, text, "container", ctx)
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped.upper().startswith("FROM "):
@@ -55,32 +60,61 @@ def _yaml_or_error(rel: str, text: str, family: Family) -> tuple[object, Finding
         return None, parse_error(rel, family, error, mark.line + 1 if mark else 1)
 
 
-def scan_ci(rel: str, text: str) -> list[Finding]:
+def scan_ci(rel: str, text: str, ctx: ScanContext | None = None) -> list[Finding]:
     _, error = _yaml_or_error(rel, text, "ci")
     if error:
         return [error]
-    findings = scan_commands(rel, text, "ci")
+    inputs = _action_input_lines(text)
+    # An action's own inputs (``sub-packages: '["nvcc"]'``) mean what the action says, not shell words:
+    # they are reported, never rewritten.
+    findings = [f if f.line not in inputs else dataclasses.replace(f, replacement=None)
+                for f in scan_commands(rel, text, "ci", ctx)]
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#"):
             continue
-        for m in _CUDA_ACTION.finditer(line):
-            findings.append(to_finding(RuleHit("cuda-toolkit-install", "error", m.start(), m.group(0),
-                            "This step installs the CUDA toolkit; ROCm CI runs in a rocm/dev-ubuntu container or "
-                            "on a runner with ROCm installed.", notebook_slug="nvidia-container",
-                            suggestion="container: rocm/dev-ubuntu-22.04:6.2"), rel, number, "ci"))
-        for m in _CI_CUDA_INSTALL.finditer(line):
-            findings.append(to_finding(RuleHit("cuda-toolkit-install", "error", m.start(), m.group(0),
-                            "Installs NVIDIA's CUDA packages; install ROCm (rocm-dev, hip-dev) instead.",
-                            notebook_slug="nvidia-container"), rel, number, "ci"))
+        findings += [to_finding(hit, rel, number, "ci") for hit in _ci_line_hits(line)]
         findings += _base_image_findings(rel, number, line) if "image" in line or "container" in line else []
     return findings
 
 
-def scan_compose(rel: str, text: str) -> list[Finding]:
+def _ci_line_hits(line: str) -> list[RuleHit]:
+    job = "a job in a ROCm container (container: rocm/dev-ubuntu-22.04:6.4) with hipcc on the PATH"
+    hits = [RuleHit("cuda-toolkit-install", "error", m.start(), m.group(0), "This step installs the CUDA toolkit; "
+                    f"for ROCm run {job} instead of installing CUDA.", notebook_slug="nvidia-container",
+                    suggestion="container: rocm/dev-ubuntu-22.04:6.4") for m in _CUDA_ACTION.finditer(line)]
+    hits += [RuleHit("cuda-toolkit-install", "error", m.start(), m.group(0), "Installs NVIDIA's CUDA packages; "
+                     f"for ROCm use {job} (or install rocm-dev/hip-dev).", notebook_slug="nvidia-container")
+             for m in _CI_CUDA_INSTALL.finditer(line)]
+    hits += [RuleHit("cuda-version-matrix", "warning", m.start(), m.group(0), "A matrix over CUDA versions; ROCm "
+                     f"jobs vary the ROCm release instead, as {job} per version.", notebook_slug="nvidia-container",
+                     suggestion="rocm-version: ['6.4']") for m in _CUDA_MATRIX.finditer(line)]
+    hits += [RuleHit("windows-toolkit-path", "warning", m.start(), m.group(0), "Windows CUDA toolkit path; ROCm's "
+                     "HIP SDK for Windows installs elsewhere (HIP_PATH), and Linux jobs use /opt/rocm.",
+                     notebook_slug="cuda-header-not-found") for m in _WINDOWS_PATH.finditer(line)]
+    return hits
+
+
+def _action_input_lines(text: str) -> set[int]:
+    """Line numbers inside a step's ``with:`` mapping (indentation-based, like the YAML it is)."""
+    inside: set[int] = set()
+    with_indent: int | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip(" -"))
+        if with_indent is not None and indent > with_indent:
+            inside.add(number)
+            continue
+        with_indent = indent if re.match(r"^\s*(?:-\s*)?with\s*:\s*$", line) else None
+    return inside
+
+
+def scan_compose(rel: str, text: str, ctx: ScanContext | None = None) -> list[Finding]:
     _, error = _yaml_or_error(rel, text, "container")
     if error:
         return [error]
-    findings = scan_commands(rel, text, "container")
+    findings = scan_commands(rel, text, "container", ctx)
     for number, line in enumerate(text.splitlines(), start=1):
         m = re.search(r"\bdriver\s*:\s*nvidia\b", line)
         if m:

@@ -2,6 +2,7 @@
 (packaging.requirements), pyproject.toml (tomllib) and conda environment files (PyYAML)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 
@@ -10,7 +11,8 @@ import yaml
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from packaging.requirements import InvalidRequirement, Requirement
 
-from worker.scanning.model import Family, Finding, RuleHit, to_finding
+from worker.scanning.model import Family, Finding, RuleHit, ScanContext, to_finding
+from worker.scanning.nvcc_flags import offload_flags, split_gencode_value
 from worker.scanning.rules_commands import compiler_hits, dependency_hits, library_hits
 
 _CUDA_LIBRARY_NAMES = {"cudart": "amdhip64", "cuda": "amdhip64", "cublas": "hipblas", "cublasLt": "hipblaslt",
@@ -25,13 +27,22 @@ def parse_error(rel: str, family: Family, error: Exception, line: int = 1) -> Fi
                    family=family)
 
 
+# A setup.py that already builds for ROCm: its CUDA branch is left exactly as it is.
+_HIP_BRANCH = re.compile(r"torch\.version\.hip|\bHIP_BUILD\b|\bIS_ROCM\b|\bIS_HIP\w*\b|\bis_rocm\w*\b|\bROCM_HOME\b"
+                         r"|\bUSE_ROCM\b|\bBUILD_FOR_ROCM\b")
+_PROBE_NOTE = ("On ROCm there is no nvcc: the probe returns None or raises (FileNotFoundError, TypeError on "
+               "None), so the build stops before compiling. Guard it with torch.version.hip or use hipcc/ROCM_HOME.")
+
+
 class _SetupVisitor(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, rel: str) -> None:
+    def __init__(self, rel: str, archs: tuple[str, ...]) -> None:
         self.rel = rel
+        self.archs = archs
         self.findings: list[Finding] = []
         self._in_libraries = 0
+        self._previous_string = ""
 
     def _start(self, node: cst.CSTNode) -> CodeRange:
         return self.get_metadata(PositionProvider, node)
@@ -42,6 +53,13 @@ class _SetupVisitor(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
+        if name == "which" and any(isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "nvcc"
+                                   for a in node.args):
+            self._add([RuleHit("nvcc-probe", "error", 0, "which", _PROBE_NOTE, notebook_slug="hipcc-nvidia-platform",
+                               suggestion='shutil.which("hipcc")')], node.func)
+        if name in ("get_cuda_bare_metal_version", "_get_cuda_bare_metal_version"):
+            self._add([RuleHit("cuda-version-probe", "error", 0, name, "Runs nvcc -V to read the CUDA version. "
+                               + _PROBE_NOTE, notebook_slug="hipcc-nvidia-platform")], node.func)
         if name == "CUDAExtension":
             self._add([RuleHit("cuda-extension", "info", 0, "CUDAExtension", "CUDAExtension builds on ROCm only "
                                "with a ROCm build of PyTorch, which hipifies the sources at build time; check "
@@ -56,7 +74,17 @@ class _SetupVisitor(cst.CSTVisitor):
         if original_node.keyword is not None and original_node.keyword.value == "libraries":
             self._in_libraries -= 1
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "cuda" and isinstance(node.value, cst.Attribute) and node.value.attr.value == "version":
+            self._add([RuleHit("cuda-version-probe", "error", 0, "torch.version.cuda", "torch.version.cuda is None on "
+                               "ROCm PyTorch; version parsing or comparisons on it raise. Branch on "
+                               "torch.version.hip first.", notebook_slug="cuda-python-wheels")], node)
+
     def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "bare_metal_version":
+            self._add([RuleHit("cuda-version-probe", "warning", 0, "bare_metal_version", "The CUDA version read from "
+                               "nvcc -V; on ROCm it does not exist, so the checks that use it must be skipped.",
+                               notebook_slug="hipcc-nvidia-platform")], node)
         if node.value == "CUDA_HOME":
             self._add([RuleHit("cuda-home", "warning", 0, "CUDA_HOME", "CUDA_HOME is None under ROCm PyTorch; "
                                "use torch.utils.cpp_extension.ROCM_HOME (or ROCM_PATH).",
@@ -66,9 +94,17 @@ class _SetupVisitor(cst.CSTVisitor):
         token = node.value
         if "\n" in token:
             return
-        hits = compiler_hits(token) + library_hits(token) + dependency_hits(token)
-        hits = [h for h in hits if h.name != "nvcc"]  # the 'nvcc' key of extra_compile_args stays
         value = node.evaluated_value
+        pins = dependency_hits(token)
+        if isinstance(value, str) and " " in value.strip():  # a sentence (an error message), not a pin
+            pins = [dataclasses.replace(h, severity="info") for h in pins]
+        hits = compiler_hits(token, self.archs, "python-build") + library_hits(token) + pins
+        hits = [h for h in hits if h.name != "nvcc"]  # the 'nvcc' key of extra_compile_args stays
+        hits += self._split_flag_hits(token, value)
+        if value in ("-V", "--version") and "nvcc" in self._previous_string:
+            hits.append(RuleHit("nvcc-probe", "error", 0, token, "nvcc -V reads the CUDA version. " + _PROBE_NOTE,
+                                notebook_slug="hipcc-nvidia-platform"))
+        self._previous_string = value if isinstance(value, str) else ""
         if self._in_libraries and isinstance(value, str) and value in _CUDA_LIBRARY_NAMES:
             quote = token[-1]
             hits.append(RuleHit("cuda-link-library", "error", token.index(quote) + 1, value, f"Links the CUDA "
@@ -80,13 +116,34 @@ class _SetupVisitor(cst.CSTVisitor):
         self._add(hits, node)
 
 
-def scan_setup_py(rel: str, text: str) -> list[Finding]:
+    def _split_flag_hits(self, token: str, value: object) -> list[RuleHit]:
+        """``'-gencode', 'arch=compute_80,code=sm_80'`` as two list items: both become offload flags
+        (a repeated --offload-arch is harmless, an empty argument is not)."""
+        if not isinstance(value, str) or token[-1:] * 3 == token[-3:] and len(token) > 5:
+            return []
+        replacement = offload_flags(self.archs[:1]) if value in ("-gencode", "--generate-code") else (
+            split_gencode_value(value, self.archs))
+        if replacement is None:
+            return []
+        return [RuleHit("nvidia-arch-flag", "error", token.index(token[-1]) + 1, value, "nvcc architecture list "
+                        "item; ROCm builds pick targets with --offload-arch (PyTorch adds PYTORCH_ROCM_ARCH's).",
+                        replacement=replacement, notebook_slug="no-binary-for-gpu")]
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        hits = compiler_hits(node.value, self.archs, "python-build") + library_hits(node.value)
+        self._add([h for h in hits if h.name != "nvcc"], node)
+
+
+def scan_setup_py(rel: str, text: str, ctx: ScanContext | None = None) -> list[Finding]:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         return [parse_error(rel, "python-build", error, error.raw_line)]
-    visitor = _SetupVisitor(rel)
+    visitor = _SetupVisitor(rel, (ctx or ScanContext()).offload_archs)
     MetadataWrapper(module).visit(visitor)
+    if _HIP_BRANCH.search(text):
+        note = " This file already has a ROCm branch, so its CUDA branch is left as it is."
+        return [dataclasses.replace(f, replacement=None, explanation=f.explanation + note) for f in visitor.findings]
     return visitor.findings
 
 

@@ -70,7 +70,8 @@ def run(ctx: StageContext) -> StageResult:
 
 def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:
     """Apply the scan rules' safe fixes to the translated copy (per-rule opt-out in settings)."""
-    fixes = fix_tree(ctx.workspace.hip, ctx.settings.exclude_globs, set(ctx.settings.disabled_fix_rules))
+    fixes = fix_tree(ctx.workspace.hip, ctx.settings.exclude_globs, set(ctx.settings.disabled_fix_rules),
+                     ctx.settings.offload_archs)
     for fix in fixes:
         ctx.log(f"fixed     {fix.file}:{fix.line} [{fix.rule_id}] {fix.before.strip()} -> {fix.after.strip()}\n")
     return fixes

@@ -52,7 +52,7 @@ def run(ctx: StageContext) -> StageResult:
     inventory = build_inventory(source, globs, on_progress=lambda done: ctx.check_cancelled())
     ctx.progress(1, 3)
     ctx.log(f"scan: {inventory.files_total} files, {len(inventory.cuda_files)} with CUDA; checking build files\n")
-    findings = scan_build_files(source, globs)
+    findings = scan_build_files(source, globs, ctx.settings.offload_archs)
     ctx.check_cancelled()
     ctx.progress(2, 3)
     readiness = summarize(inventory)
