@@ -25,7 +25,7 @@ _THREADS = re.compile(r"(?<![\w-])(?:--threads[= ]\s*|-t=|-t\s+(?=\d))\d+(?![\w.
 _FAST_MATH = re.compile(r"(?<![\w-])--?use_fast_math\b")
 _DROPPED = re.compile(
     r"(?<![\w-])(?:--?expt-relaxed-constexpr|--?expt-extended-lambda|--extended-lambda|-Wno-deprecated-gpu-targets"
-    r"|--resource-usage|-rdc=false|--relocatable-device-code=false)(?![\w-])"
+    r"|--resource-usage|-rdc=false|--relocatable-device-code=false|-cuda|--cuda)(?![\w-])"
 )
 _WITH_VALUE = r"(?:=|\s+)(?:\"[^\"]*\"|'[^']*'|[^\s\"'>)]+)"
 _DROPPED_WITH_VALUE = re.compile(r"(?<![\w-])(?:-Xptxas|--ptxas-options|-maxrregcount|--maxrregcount|-ccbin"

@@ -9,12 +9,14 @@ import re
 import yaml
 
 from worker.scanning.model import Family, Finding, RuleHit, ScanContext, to_finding
-from worker.scanning.rules_commands import command_line_hits, runtime_env_hits
+from worker.scanning.rules_commands import HIP_PLATFORM_DEFINE, command_line_hits, runtime_env_hits
 from worker.scanning.rules_python import parse_error
 
 _FROM_NVIDIA = re.compile(r"\b(?:nvcr\.io/)?nvidia/(?:cuda|pytorch|tensorflow|cudagl)(?::[\w.\-]+)?")
 _CUDA_ACTION = re.compile(r"\b(?:Jimver/cuda-toolkit|N-Storm/cuda-toolkit|nvidia/cuda-toolkit-action)\b[@\w.\-]*")
 _CI_CUDA_INSTALL = re.compile(r"\b(?:cuda-toolkit-\d[\w-]*|cuda-drivers|nvidia-driver-\d+|cuda-repo-\w+)\b")
+_C_RULE_BY_NVCC = re.compile(r"^(?:\.c\.o|%\.o\s*:\s*%\.c)\s*:?[^\n]*\n\t[^\n]*(?:NVCC|nvcc|hipcc)", re.MULTILINE)
+_NVCC_ASSIGNMENT = re.compile(r"^\s*NVCC\s*[:?]?=\s*\S*(?:nvcc|hipcc)(?![\w.-])")
 _CUDA_MATRIX = re.compile(r"(?<![\w-])(?:cuda|cuda[-_]version|cuda[-_]ver|cuda[-_]toolkit|cuda[-_]major)(?=\s*:)"
                           r"|\$\{\{\s*matrix\.cuda[\w-]*\s*\}\}")
 _WINDOWS_PATH = re.compile(r"NVIDIA GPU Computing Toolkit[\\/]CUDA(?:[\\/]v[\d.]+)?|CUDA[\\/]v\d+\.\d+")
@@ -26,8 +28,15 @@ def scan_commands(rel: str, text: str, family: Family, ctx: ScanContext | None =
     """Line rules for files made of commands (Makefile, shell, CI); skips comments."""
     archs = (ctx or ScanContext()).offload_archs
     findings: list[Finding] = []
+    c_by_nvcc = family == "make" and bool(_C_RULE_BY_NVCC.search(text))
     for number, line in enumerate(text.splitlines(), start=1):
         findings += [to_finding(h, rel, number, family) for h in command_line_hits(line, archs, family)]
+        if c_by_nvcc and (m := _NVCC_ASSIGNMENT.match(line)) and HIP_PLATFORM_DEFINE not in line:
+            hit = RuleHit("hip-platform-define", "error", m.end(), "", "This Makefile compiles .c files with the "
+                          "CUDA compiler; hipcc compiles them as plain C, where HIP's headers need "
+                          "-D__HIP_PLATFORM_AMD__.", replacement=f" {HIP_PLATFORM_DEFINE}",
+                          notebook_slug="cuda-header-not-found")
+            findings.append(to_finding(hit, rel, number, family))
     return findings
 
 
