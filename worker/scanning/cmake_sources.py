@@ -22,6 +22,7 @@ _NOT_SOURCES = {"PRIVATE", "PUBLIC", "INTERFACE", "STATIC", "SHARED", "MODULE", 
 _MARKED = re.compile(r"set_source_files_properties\s*\(([^)]*)\bPROPERTIES\b[^)]*\bLANGUAGE\s+HIP\b", re.IGNORECASE | re.DOTALL)
 _CUDA_TARGET = re.compile(r"\bCUDA::(\w+)")
 _FINDCUDA_LIB = re.compile(r"\bCUDA_(CUBLAS|CUFFT|cublas|cufft|curand|cusparse|cusolver|nvrtc|nvml|cudnn)_LIBRAR(?:IES|Y)\b")
+_ADD_TO_TARGET = re.compile(r"\bcuda_add_(cublas|cufft)_to_target\b", re.IGNORECASE)
 _LINK_NAME = re.compile(r"(?<![\w:${}/.-])-?l?(cublasLt|cublas|cufft|curand|cusparse|cusolver|nvrtc|nvidia-ml|cudnn)(?![\w:.-])")
 
 
@@ -137,6 +138,7 @@ def libraries_used(text: str) -> frozenset[str]:
     code = "\n".join(strip_comment(line) for line in text.splitlines())
     names = {m.group(1) for m in _CUDA_TARGET.finditer(code)}
     names |= {m.group(1).lower() for m in _FINDCUDA_LIB.finditer(code)}
+    names |= {m.group(1).lower() for m in _ADD_TO_TARGET.finditer(code)}
     names |= {m.group(1) if m.group(1) != "nvidia-ml" else "nvml" for m in _LINK_NAME.finditer(code)
               if "target_link_libraries" in code or "link_libraries" in code}
     packages = {CMAKE_LIBRARIES[n][0] for n in names if n in CMAKE_LIBRARIES}

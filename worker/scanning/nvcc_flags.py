@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from worker.scanning.model import RuleHit, make_hit
 
-_NUMBER = r"(?:\d+[af]?|\$[({][\w.,() ]+[)}]|\$\w+)"  # sm_80, sm_90a, sm_$(GPU_CC), compute_${arch}
+# sm_80, sm_90a, sm_$(GPU_CC), compute_${arch}, compute_$(subst .,,${COMPUTE})
+_NUMBER = r"(?:\d+[af]?|\$\((?:[^()$]|\$[({][^(){}]*[)}])*\)|\$\{[^{}]*\}|\$\w+)"
 _CODE = r"(?:\[[\w,$(){} ]+\]|[\w$(){}]+(?:,[\w$(){}]+)*)"
 _ARCH = re.compile(
     r"(?<![\w-])(?:-arch[= ]\s*|--gpu-architecture[= ]\s*|--cuda-gpu-arch=)(?:sm|compute|lto)_(" + _NUMBER + r")(?![\w}])"

@@ -37,6 +37,7 @@ _DOCKER_GPUS = re.compile(r"(?<![\w-])--gpus(?:=|\s+)(?:\"[^\"]*\"|'[^']*'|[\w=,
 _NVIDIA_RUNTIME = re.compile(r"(?<![\w-])--runtime(?:=|\s+)nvidia\b")
 _NVIDIA_ENV = re.compile(r"\b(NVIDIA_VISIBLE_DEVICES|NVIDIA_DRIVER_CAPABILITIES|NVIDIA_REQUIRE_CUDA)\b")
 _CUDA_VISIBLE = re.compile(r"\bCUDA_VISIBLE_DEVICES\b")
+_NVIDIA_SMI = re.compile(r"(?<![\w/.-])nvidia-smi(?![\w.-])")
 _NCCL_VAR = re.compile(r"\bNCCL_[A-Z0-9_]+\b")
 _WHEEL_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+")
 _LOCAL_CU = re.compile(r"(?<=[\w.])\+cu\d+\b")
@@ -118,6 +119,9 @@ def runtime_env_hits(line: str) -> list[RuleHit]:
     hits += [make_hit(m, "cuda-visible-devices", "info", "ROCm selects GPUs with HIP_VISIBLE_DEVICES.",
                   replacement="HIP_VISIBLE_DEVICES", notebook_slug="cuda-visible-devices", family="run-config")
              for m in _CUDA_VISIBLE.finditer(line)]
+    hits += [make_hit(m, "nvidia-smi", "warning", "nvidia-smi does not exist on ROCm hosts; rocm-smi (or amd-smi) "
+                      "reports AMD GPUs, with other options and output.", notebook_slug="no-amd-gpu-visible",
+                      suggestion="rocm-smi", family="run-config") for m in _NVIDIA_SMI.finditer(line)]
     hits += [make_hit(m, "nccl-variable", "info", "RCCL reads the NCCL_* variables under their NCCL names; keep "
                   "them, but check values tuned for NVIDIA interconnects.", notebook_slug="rccl-hang",
                   family="run-config") for m in _NCCL_VAR.finditer(line)]
