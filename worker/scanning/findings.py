@@ -1,6 +1,7 @@
 """Build-file findings for a whole tree: which rules read which file, size cap, parse errors."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -31,6 +32,9 @@ from worker.scanning.rules_python import (
 )
 
 __all__ = ["RULE_IDS", "AppliedFix", "Finding", "scan_build_files", "scan_file"]
+
+_HOST_SUFFIXES = {"c", "cc", "cpp", "cxx", "h", "hpp"}
+_GPU_INCLUDE = re.compile(r"#\s*include\s*[<\"](?:cuda|cublas|cufft|curand|cusparse|cusolver|hip/|hipblas|hipfft|hiprand)")
 
 Scanner = Callable[[str, str, ScanContext], list[Finding]]
 
@@ -102,11 +106,24 @@ def fix_tree(tree: Path, exclude_globs: Iterable[str], disabled_rules: set[str],
 def scan_build_files(tree: Path, exclude_globs: Iterable[str],
                      offload_archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS) -> list[Finding]:
     build_files = [(f, kind) for f in walk_tree(tree, exclude_globs) if (kind := build_kind(f.rel)) is not None]
-    ctx = ScanContext(tuple(offload_archs) or DEFAULT_OFFLOAD_ARCHS, _cmake_libraries(build_files))
+    ctx = ScanContext(tuple(offload_archs) or DEFAULT_OFFLOAD_ARCHS, _cmake_libraries(build_files),
+                      cuda_host_dirs(tree, exclude_globs))
     findings: list[Finding] = []
     for tree_file, kind in build_files:
         findings += scan_file(tree_file, kind, ctx)
     return sorted(findings, key=lambda f: (f.file, f.line, f.column, f.rule_id))
+
+
+def cuda_host_dirs(tree: Path, exclude_globs: Iterable[str]) -> frozenset[str]:
+    """Folders holding C/C++ host sources (not .cu) that include CUDA or HIP headers."""
+    found: set[str] = set()
+    for tree_file in walk_tree(tree, exclude_globs):
+        if tree_file.rel.rsplit(".", 1)[-1].lower() not in _HOST_SUFFIXES or tree_file.size > MAX_FILE_BYTES:
+            continue
+        text = read_text(tree_file)
+        if text and _GPU_INCLUDE.search(text):
+            found.add(tree_file.rel.rpartition("/")[0])
+    return frozenset(found)
 
 
 def _cmake_libraries(build_files: list[tuple[TreeFile, str]]) -> dict[str, frozenset[str]]:

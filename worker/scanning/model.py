@@ -121,6 +121,18 @@ class ScanContext:
 
     offload_archs: tuple[str, ...] = DEFAULT_OFFLOAD_ARCHS
     cmake_libraries: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    # Folders with C/C++ host sources that include CUDA or HIP headers (None: not known, assume some).
+    cuda_host_dirs: frozenset[str] | None = None
+
+    def builds_cuda_host_code(self, build_file: str) -> bool:
+        """Whether a host compiler set in this build file may compile sources that include CUDA headers:
+        sources in its folder or below, or anywhere for shared fragments (make.config, *.mk)."""
+        if self.cuda_host_dirs is None:
+            return True
+        folder = build_file.rpartition("/")[0]
+        if not build_file.rpartition("/")[2].lower().startswith(("makefile", "gnumakefile")):
+            return bool(self.cuda_host_dirs)
+        return any(d == folder or not folder or d.startswith(folder + "/") for d in self.cuda_host_dirs)
 
     def cmake_libraries_below(self, directory: str) -> frozenset[str]:
         prefix = "" if directory in ("", ".") else directory.rstrip("/") + "/"

@@ -14,7 +14,7 @@ import re
 from worker.scanning.cmake_sources import commands, commands_by_line, language_insertions
 from worker.scanning.libraries import CMAKE_TARGET_MAP, LINK_LIBRARY_MAP
 from worker.scanning.model import Finding, RuleHit, ScanContext, make_hit, to_finding
-from worker.scanning.rules_commands import compiler_hits, library_hits
+from worker.scanning.rules_commands import compiler_hits, host_compiler_hits, library_hits
 
 _FIND_CUDA = re.compile(r"find_package\s*\(\s*(CUDA|CUDAToolkit)\b([^)]*)(\)?)", re.IGNORECASE)
 _GENEX_CUDA = re.compile(r"\$<(?:COMPILE_LANG(?:UAGE|_AND_ID)|LINK_LANGUAGE|LINK_LANG_AND_ID):[\w,]*")
@@ -217,6 +217,6 @@ def scan_cmake(rel: str, text: str, ctx: ScanContext | None = None) -> list[Find
             continue
         hits = _find_package_hits(code, rel, ctx) + _macro_hits(code) + _target_hits(code, command, ctx)
         hits += _project_hits(code, command, languages) + compiler_hits(code, ctx.offload_archs, "cmake", loop_vars)
-        hits += library_hits(code)
+        hits += library_hits(code) + host_compiler_hits(code, host_cc=False)
         findings += [to_finding(hit, rel, number, "cmake") for hit in hits]
     return findings + _structure_findings(lines, rel)

@@ -27,6 +27,7 @@ _TOOLKIT_INCLUDE = re.compile(r"(?<![\w-])-I\s*(?:" + _TOOLKIT_VAR + r"|(?:/usr/
                               r"|(?<![\w-])-I\s*/usr/include/cuda(?![\w.-])")
 _HOST_CC = re.compile(r"^\s*(?:CC|C_C|CXX|CPP|CC_C|HOST_COMPILER|HOSTCC)\s*[:?+]?=\s*(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(?:-\d+)?(?=\s|$)")
 _CUDA_LIB = re.compile(r"(?<![\w-])-l(" + "|".join(sorted(LINK_LIBRARY_MAP, key=len, reverse=True)) + r")(?![\w.-])")
+_OTHER_CUDA_LIB = re.compile(r"(?<![\w-])-l(cu(?:blas|fft|rand|sparse|solver|dnn|pti|da|tensor)\w*|nv(?:jpeg|blas|ToolsExt|ptxcompiler|JitLink|rtc)\w*|npp\w+)(?![\w.-])")
 _CUDA_HOME = re.compile(r"\b(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_DIR|CUDA_BIN_PATH|CUDAPATH"
                         r"|CUDA_INSTALL_PATH|CUDA_TOOLKIT_PATH|CUDA_TOOLKIT_DIR|CUDA_ROOT_DIR|CUDA_LIB_DIR|CUDA_LIB_PATH"
                         r"|CUDA_INC_DIR|CUDA_INC_PATH|CUDA_INCLUDE_DIR|CUDA_SDK_DIR|CUDA_SDK_PATH|CUDA_LIB|CUDA_INC"
@@ -76,6 +77,9 @@ def library_hits(line: str) -> list[RuleHit]:
         note = " (hipcc links it by itself; it may be dropped)" if target == "amdhip64" else ""
         hits.append(make_hit(m, "cuda-link-library", "error", f"Links the CUDA library {m.group(1)}; its ROCm "
                          f"counterpart is {target}{note}.", replacement=f"-l{target}", notebook_slug="cuda-link-libraries"))
+    hits += [make_hit(m, "cuda-link-library", "error", f"Links {m.group(1)}, an NVIDIA library with no ROCm "
+                      "counterpart; port its use by hand or drop it.", notebook_slug="cuda-link-libraries")
+             for m in _OTHER_CUDA_LIB.finditer(line) if m.group(1) not in LINK_LIBRARY_MAP]
     hits += [make_hit(m, "cuda-home-variable", "warning", f"{m.group(1)} points at the CUDA toolkit; ROCm builds use "
                   "ROCM_PATH (usually /opt/rocm).", notebook_slug="cuda-header-not-found", suggestion="ROCM_PATH")
              for m in _CUDA_HOME.finditer(line)]
@@ -89,10 +93,10 @@ def library_hits(line: str) -> list[RuleHit]:
     if ld and re.search(r"cuda", line[ld.end():], re.IGNORECASE):
         hits.append(make_hit(ld, "ld-library-path-cuda", "warning", "LD_LIBRARY_PATH holds CUDA directories; "
                          "the loader may pick CUDA libraries ahead of ROCm's. Remove them.", notebook_slug="ld-library-path-cuda"))
-    return hits + host_compiler_hits(line)
+    return hits
 
 
-def host_compiler_hits(line: str) -> list[RuleHit]:
+def host_compiler_hits(line: str, host_cc: bool = True) -> list[RuleHit]:
     """C/C++ compiled by gcc/g++ against the toolkit's headers: once hipified they include HIP headers,
     which need the platform macro that hipcc would define."""
     if HIP_PLATFORM_DEFINE in line or _NVCC.search(line) or "NVCC" in line:
@@ -100,7 +104,8 @@ def host_compiler_hits(line: str) -> list[RuleHit]:
     explanation = ("Host sources built by the C/C++ compiler include the (hipified) CUDA headers; HIP's headers "
                    "need -D__HIP_PLATFORM_AMD__ there.")
     # Zero-width insertions after the flag or compiler, so a path fix on the same text still applies.
-    ends = [m.end() for m in _TOOLKIT_INCLUDE.finditer(line)] + [m.end() for m in _HOST_CC.finditer(line)]
+    ends = [m.end() for m in _TOOLKIT_INCLUDE.finditer(line)]
+    ends += [m.end() for m in _HOST_CC.finditer(line)] if host_cc else []
     return [RuleHit("hip-platform-define", "error", end, "", explanation, replacement=f" {HIP_PLATFORM_DEFINE}",
                     notebook_slug="cuda-header-not-found") for end in ends[:1]]
 
@@ -148,8 +153,10 @@ def dependency_hits(line: str) -> list[RuleHit]:
     return hits
 
 
-def command_line_hits(line: str, archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS, family: str = "make") -> list[RuleHit]:
+def command_line_hits(line: str, archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS, family: str = "make",
+                      host_cc: bool = True) -> list[RuleHit]:
     """Every command-line rule, for Makefiles, shell scripts, Dockerfiles and CI steps."""
     if line.lstrip().startswith("#"):
         return []
-    return compiler_hits(line, archs, family) + library_hits(line) + runtime_env_hits(line) + dependency_hits(line)
+    return (compiler_hits(line, archs, family) + library_hits(line) + host_compiler_hits(line, host_cc)
+            + runtime_env_hits(line) + dependency_hits(line))

@@ -19,7 +19,7 @@ _C_RULE_BY_NVCC = re.compile(r"^(?:\.c\.o|%\.o\s*:\s*%\.c)\s*:?[^\n]*\n\t[^\n]*(
 _NVCC_ASSIGNMENT = re.compile(r"^\s*NVCC\s*[:?]?=\s*\S*(?:nvcc|hipcc)(?![\w.-])")
 _CUDA_MATRIX = re.compile(r"(?<![\w-])(?:cuda|cuda[-_]version|cuda[-_]ver|cuda[-_]toolkit|cuda[-_]major)(?=\s*:)"
                           r"|\$\{\{\s*matrix\.cuda[\w-]*\s*\}\}")
-_WINDOWS_PATH = re.compile(r"NVIDIA GPU Computing Toolkit[\\/]CUDA(?:[\\/]v[\d.]+)?|CUDA[\\/]v\d+\.\d+")
+_WINDOWS_PATH = re.compile(r"NVIDIA GPU Computing Toolkit[\\/]+CUDA(?:[\\/]+v[\d.]+)?|CUDA[\\/]+v\d+\.\d+")
 _FP16_KEY = re.compile(r"\"fp16\"\s*:")
 _MIXED_FP16 = re.compile(r"\bmixed_precision\s*:\s*['\"]?fp16\b['\"]?")
 
@@ -29,8 +29,9 @@ def scan_commands(rel: str, text: str, family: Family, ctx: ScanContext | None =
     archs = (ctx or ScanContext()).offload_archs
     findings: list[Finding] = []
     c_by_nvcc = family == "make" and bool(_C_RULE_BY_NVCC.search(text))
+    host_cc = family == "make" and (ctx or ScanContext()).builds_cuda_host_code(rel)
     for number, line in enumerate(text.splitlines(), start=1):
-        findings += [to_finding(h, rel, number, family) for h in command_line_hits(line, archs, family)]
+        findings += [to_finding(h, rel, number, family) for h in command_line_hits(line, archs, family, host_cc)]
         if c_by_nvcc and (m := _NVCC_ASSIGNMENT.match(line)) and HIP_PLATFORM_DEFINE not in line:
             hit = RuleHit("hip-platform-define", "error", m.end(), "", "This Makefile compiles .c files with the "
                           "CUDA compiler; hipcc compiles them as plain C, where HIP's headers need "
