@@ -3,6 +3,12 @@
 Includes are found by scanning ``#include`` lines (every branch of ``#if`` is
 followed, which over-approximates and is safe for cache keys) and resolving them
 the way the compiler would: next to the including file, then in the include dirs.
+
+``build_units`` is the per-file mode's source of truth where the project has build files: each
+target's own sources, include directories, definitions and link libraries, read from CMake or the
+Makefiles (Windows-only sources left out). ``scan_tree`` is the fallback for trees without any; it
+never guesses a project folder for a system header (a Windows shim ``dev/unistd.h`` must not shadow
+``<unistd.h>``) and leaves Windows-only sources out.
 """
 from __future__ import annotations
 
@@ -10,6 +16,11 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from worker.scanning.build_units import BuildUnit, cmake_units
+from worker.scanning.make_units import MAKEFILE_NAMES, make_units
+
+__all__ = ["BuildUnit", "SourceTree", "build_units", "detect_cxx_std", "is_windows_only", "scan_tree"]
 
 SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c")
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".inc", ".tpp")
@@ -22,6 +33,21 @@ _CUDA_STANDARD = re.compile(r"CMAKE_CUDA_STANDARD\s+(\d+)|CUDA_STANDARD\s+(\d+)"
 _CXX_STANDARD = re.compile(r"CMAKE_CXX_STANDARD\s+(\d+)")
 _STD_FLAG = re.compile(r"-std=((?:c|gnu)\+\+\d+)")
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules"}
+_WINDOWS_DIRS = {"win", "win32", "win64", "windows", "msvc", "vs", "vc", "visualstudio"}
+_WINDOWS_HEADERS = {"windows.h", "direct.h", "io.h", "conio.h", "winsock2.h", "ws2tcpip.h", "tchar.h", "process.h",
+                    "shlwapi.h", "intrin.h", "windef.h", "winbase.h"}
+# Headers the system provides: an angle include of one of these never resolves into the project.
+SYSTEM_HEADERS = frozenset(
+    "assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h math.h setjmp.h "
+    "signal.h stdalign.h stdarg.h stdatomic.h stdbool.h stddef.h stdint.h stdio.h stdlib.h stdnoreturn.h string.h "
+    "tgmath.h threads.h time.h uchar.h wchar.h wctype.h unistd.h fcntl.h dirent.h pthread.h sched.h semaphore.h "
+    "dlfcn.h glob.h libgen.h poll.h pwd.h grp.h regex.h strings.h syslog.h termios.h netdb.h getopt.h malloc.h "
+    "alloca.h execinfo.h cpuid.h immintrin.h x86intrin.h emmintrin.h xmmintrin.h omp.h mpi.h utime.h fnmatch.h "
+    "spawn.h wordexp.h ftw.h iconv.h langinfo.h search.h ulimit.h utmp.h endian.h byteswap.h".split()
+) | frozenset(_WINDOWS_HEADERS)
+_WINDOWS_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](" + "|".join(re.escape(h) for h in sorted(_WINDOWS_HEADERS))
+                              + r")[>\"]", re.MULTILINE | re.IGNORECASE)
+_CONDITION = re.compile(r"^\s*#\s*(if|ifdef|ifndef|endif)\b", re.MULTILINE)
 
 
 @dataclass
@@ -103,8 +129,48 @@ def _list_files(root: Path, exclude_globs: tuple[str, ...]) -> list[str]:
 
 def _is_translation_unit(tree: SourceTree, relative: str) -> bool:
     """Every C/C++ source is a TU: host-only files (a ``main.cpp`` calling launch wrappers)
-    are needed at link time just as much as the kernels, and hipcc compiles them as plain C++."""
-    return Path(relative).suffix.lower() in SOURCE_SUFFIXES
+    are needed at link time just as much as the kernels, and hipcc compiles them as plain C++.
+    Windows-only sources are not: they cannot build on Linux."""
+    return Path(relative).suffix.lower() in SOURCE_SUFFIXES and not is_windows_only(relative, tree.text(relative))
+
+
+def is_windows_only(relative: str, text: str) -> bool:
+    """A source in a Windows folder (``win/``, ``msvc/``), or one that includes a Windows header
+    outside any ``#if`` (a guarded ``#ifdef _WIN32`` include is fine)."""
+    parts = [part.lower() for part in Path(relative).parts]
+    if any(part in _WINDOWS_DIRS for part in parts[:-1]) or re.search(r"[_-]win(?:32|64|dows)?\.", parts[-1]):
+        return True
+    for include in _WINDOWS_INCLUDE.finditer(text):
+        depth = 0
+        for condition in _CONDITION.finditer(text, 0, include.start()):
+            depth += -1 if condition.group(1) == "endif" else 1
+        if depth <= 0:
+            return True
+    return False
+
+
+def build_units(root: Path, exclude_globs: tuple[str, ...] = ()) -> list[BuildUnit]:
+    """Targets of the project's own build files (CMake when there is a top-level CMakeLists.txt,
+    else every Makefile), each with its own sources, include dirs, definitions and link libraries;
+    empty when the tree has no build file this understands. Pure: reads files, runs nothing."""
+    units = cmake_units(root)
+    if not units and not (root / "CMakeLists.txt").is_file():
+        for makefile in _makefiles(root, exclude_globs):
+            units += make_units(root, makefile)
+    for unit in units:
+        unit.sources = [s for s in unit.sources if not any(fnmatch.fnmatch(s, g) for g in exclude_globs)
+                        and not is_windows_only(s, (root / s).read_text(errors="replace"))]
+    return [unit for unit in units if unit.sources]
+
+
+def _makefiles(root: Path, exclude_globs: tuple[str, ...]) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if (path.name in MAKEFILE_NAMES and path.is_file() and not any(p in _SKIP_DIRS for p in path.parts)
+                and not any(fnmatch.fnmatch(relative, g) for g in exclude_globs)):
+            found.append(relative)
+    return found
 
 
 def _discover_include_dirs(tree: SourceTree) -> list[str]:
@@ -122,6 +188,9 @@ def _discover_include_dirs(tree: SourceTree) -> list[str]:
         for kind, name in tree.includes(relative):
             if kind == '"' and _normalise(str(Path(relative).parent / name)) in tree.file_set:
                 continue
+            if kind == "<" and (name in SYSTEM_HEADERS or name.startswith(("sys/", "netinet/", "arpa/", "linux/"))
+                                or "." not in name):
+                continue  # the system's header; a same-named project file must not shadow it
             for candidate in by_basename.get(Path(name).name, []):
                 if candidate == name or candidate.endswith("/" + name):
                     dirs[candidate[: len(candidate) - len(name)].rstrip("/") or "."] = None
