@@ -39,15 +39,16 @@ class FixtureBuild:
     missing: list[str] = field(default_factory=list)
 
 
-def run_fixture(name: str, workdir: Path, timeout_s: float = 600) -> FixtureBuild:
-    """Pipeline (hipify stage, default settings) then the fixture's own build in the sandbox."""
+def run_fixture(name: str, workdir: Path, timeout_s: float = 600,
+                settings: ProjectSettings | None = None) -> FixtureBuild:
+    """Pipeline (hipify stage, default settings unless given) then the fixture's own build in the sandbox."""
     started = time.monotonic()
     recipe = RECIPES[name]
     outcome = FixtureBuild(name)
     workspace = Workspace(workdir)
     shutil.copytree(FIXTURES / name, workspace.source)
     logs: list[str] = []
-    ctx = StageContext(run_id=1, project_id=1, workspace=workspace, settings=ProjectSettings(),
+    ctx = StageContext(run_id=1, project_id=1, workspace=workspace, settings=settings or ProjectSettings(),
                        cache_dir=workdir / "cache", source_spec={"kind": "archive"}, log=logs.append)
     stage = hipify.run(ctx)
     outcome.fixes = list(stage.data.get("build_fixes", []))
@@ -76,13 +77,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=sorted(RECIPES))
     parser.add_argument("--keep", type=Path, help="keep the workspaces under this folder")
+    parser.add_argument("--rename-cu-to-hip", action="store_true", help="translate with rename_cu_to_hip on")
     args = parser.parse_args()
+    settings = ProjectSettings(rename_cu_to_hip=args.rename_cu_to_hip)
     started = time.monotonic()
     built = 0
     with tempfile.TemporaryDirectory(prefix="build-bench-") as scratch:
         base = args.keep or Path(scratch)
         for name in args.names:
-            outcome = run_fixture(name, base / name)
+            outcome = run_fixture(name, base / name, settings=settings)
             built += outcome.built
             state = "built" if outcome.built else "FAILED"
             print(f"{name:16} {state:7} {outcome.seconds:6.1f}s  {len(outcome.fixes):3} build-file fixes")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.build_bench import RECIPES, FixtureBuild, run_fixture
+from worker.project_settings import ProjectSettings
 from worker.scanning.findings import scan_build_files
 from worker.toolchain.roots import default_root
 
@@ -94,3 +95,12 @@ def test_a_setup_py_with_a_hip_branch_is_left_as_it_is(builds: dict[str, tuple[F
     assert outcome.fixes == []
     rules = {f.rule_id for f in scan_build_files(source, ())}
     assert {"python-build.nvcc-probe", "python-build.cuda-version-probe", "python-build.nvidia-arch-flag"} <= rules
+
+
+@needs_root
+@pytest.mark.parametrize("name", ["cmake_samples", "driver_tool"])
+def test_build_files_follow_sources_renamed_to_hip(tmp_path: Path, name: str) -> None:
+    outcome = run_fixture(name, tmp_path, settings=ProjectSettings(rename_cu_to_hip=True))
+    assert outcome.built, outcome.log[-3000:]
+    assert any(str(fix["rule_id"]).endswith(".renamed-source") for fix in outcome.fixes)
+    assert not list((tmp_path / "hip").rglob("*.cu"))

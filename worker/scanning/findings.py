@@ -59,7 +59,7 @@ _FAMILY_OF_KIND: dict[str, Family] = {
 }
 
 _SHARED_RULES = ("nvcc", "nvidia-arch-flag", "nvcc-only-flag", "cuda-path", "cuda-link-library",
-                 "cuda-home-variable", "ld-library-path-cuda", "hip-platform-define")
+                 "cuda-home-variable", "ld-library-path-cuda", "hip-platform-define", "renamed-source")
 _OWN_RULES = (
     "cmake.find-package-cuda", "cmake.find-package-cudatoolkit", "cmake.enable-language-cuda",
     "cmake.project-language-cuda", "cmake.findcuda-macro", "cmake.findcuda-variable", "cmake.cuda-imported-target",
@@ -107,7 +107,7 @@ def scan_build_files(tree: Path, exclude_globs: Iterable[str],
                      offload_archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS) -> list[Finding]:
     build_files = [(f, kind) for f in walk_tree(tree, exclude_globs) if (kind := build_kind(f.rel)) is not None]
     ctx = ScanContext(tuple(offload_archs) or DEFAULT_OFFLOAD_ARCHS, _cmake_libraries(build_files),
-                      cuda_host_dirs(tree, exclude_globs))
+                      cuda_host_dirs(tree, exclude_globs), renamed_cu_sources(tree, exclude_globs))
     findings: list[Finding] = []
     for tree_file, kind in build_files:
         findings += scan_file(tree_file, kind, ctx)
@@ -124,6 +124,12 @@ def cuda_host_dirs(tree: Path, exclude_globs: Iterable[str]) -> frozenset[str]:
         if text and _GPU_INCLUDE.search(text):
             found.add(tree_file.rel.rpartition("/")[0])
     return frozenset(found)
+
+
+def renamed_cu_sources(tree: Path, exclude_globs: Iterable[str]) -> frozenset[str]:
+    """The .cu files a translation with rename_cu_to_hip wrote as .hip (a .hip file with no .cu beside it)."""
+    hip = {f.rel[:-4] for f in walk_tree(tree, exclude_globs) if f.rel.endswith(".hip")}
+    return frozenset(f"{stem}.cu" for stem in hip if not (tree / f"{stem}.cu").exists())
 
 
 def _cmake_libraries(build_files: list[tuple[TreeFile, str]]) -> dict[str, frozenset[str]]:

@@ -123,6 +123,8 @@ class ScanContext:
     cmake_libraries: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     # Folders with C/C++ host sources that include CUDA or HIP headers (None: not known, assume some).
     cuda_host_dirs: frozenset[str] | None = None
+    # Tree-relative .cu paths the translation renamed to .hip (rename_cu_to_hip).
+    renamed_cu: frozenset[str] = frozenset()
 
     def builds_cuda_host_code(self, build_file: str) -> bool:
         """Whether a host compiler set in this build file may compile sources that include CUDA headers:

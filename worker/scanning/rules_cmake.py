@@ -15,6 +15,7 @@ from worker.scanning.cmake_sources import commands, commands_by_line, language_i
 from worker.scanning.libraries import CMAKE_TARGET_MAP, LINK_LIBRARY_MAP
 from worker.scanning.model import Finding, RuleHit, ScanContext, make_hit, to_finding
 from worker.scanning.rules_commands import compiler_hits, host_compiler_hits, library_hits
+from worker.scanning.rules_renames import renamed_source_hits
 
 _FIND_CUDA = re.compile(r"find_package\s*\(\s*(CUDA|CUDAToolkit)\b([^)]*)(\)?)", re.IGNORECASE)
 _GENEX_CUDA = re.compile(r"\$<(?:COMPILE_LANG(?:UAGE|_AND_ID)|LINK_LANGUAGE|LINK_LANG_AND_ID):[\w,]*")
@@ -182,11 +183,12 @@ def _project_hits(code: str, command: str, project_languages: set[str]) -> list[
             for m in re.finditer(r"(?<![\w:${])CUDA(?![\w:}])", code)]
 
 
-def _structure_findings(lines: list[str], rel: str) -> list[Finding]:
+def _structure_findings(lines: list[str], rel: str, ctx: ScanContext) -> list[Finding]:
     """Lines to insert: LANGUAGE HIP for each target's .cu sources, and the HIP language where the
     project enables neither CUDA nor HIP although it builds .cu files."""
     findings = []
     for last, items in language_insertions(lines):
+        items = [_renamed(item, ctx) for item in items]
         body = lines[last - 1].rstrip("\r\n")
         statement = f"set_source_files_properties({' '.join(items)} PROPERTIES LANGUAGE HIP)"
         hit = RuleHit("cu-source-language", "error", len(body), "", ".cu files are compiled as CUDA by extension; "
@@ -217,6 +219,12 @@ def scan_cmake(rel: str, text: str, ctx: ScanContext | None = None) -> list[Find
             continue
         hits = _find_package_hits(code, rel, ctx) + _macro_hits(code) + _target_hits(code, command, ctx)
         hits += _project_hits(code, command, languages) + compiler_hits(code, ctx.offload_archs, "cmake", loop_vars)
-        hits += library_hits(code) + host_compiler_hits(code, host_cc=False)
+        hits += library_hits(code) + host_compiler_hits(code, host_cc=False) + renamed_source_hits(rel, code, ctx)
         findings += [to_finding(hit, rel, number, "cmake") for hit in hits]
-    return findings + _structure_findings(lines, rel)
+    return findings + _structure_findings(lines, rel, ctx)
+
+
+def _renamed(item: str, ctx: ScanContext) -> str:
+    name = item.rsplit("/", 1)[-1]
+    hit = item.endswith(".cu") and any(p.rsplit("/", 1)[-1] == name for p in ctx.renamed_cu)
+    return item[:-3] + ".hip" if hit else item

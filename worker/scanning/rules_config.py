@@ -11,6 +11,7 @@ import yaml
 from worker.scanning.model import Family, Finding, RuleHit, ScanContext, to_finding
 from worker.scanning.rules_commands import HIP_PLATFORM_DEFINE, command_line_hits, runtime_env_hits
 from worker.scanning.rules_python import parse_error
+from worker.scanning.rules_renames import renamed_source_hits
 
 _FROM_NVIDIA = re.compile(r"\b(?:nvcr\.io/)?nvidia/(?:cuda|pytorch|tensorflow|cudagl)(?::[\w.\-]+)?")
 _CUDA_ACTION = re.compile(r"\b(?:Jimver/cuda-toolkit|N-Storm/cuda-toolkit|nvidia/cuda-toolkit-action)\b[@\w.\-]*")
@@ -31,7 +32,8 @@ def scan_commands(rel: str, text: str, family: Family, ctx: ScanContext | None =
     c_by_nvcc = family == "make" and bool(_C_RULE_BY_NVCC.search(text))
     host_cc = family == "make" and (ctx or ScanContext()).builds_cuda_host_code(rel)
     for number, line in enumerate(text.splitlines(), start=1):
-        findings += [to_finding(h, rel, number, family) for h in command_line_hits(line, archs, family, host_cc)]
+        hits = command_line_hits(line, archs, family, host_cc) + renamed_source_hits(rel, line, ctx or ScanContext())
+        findings += [to_finding(h, rel, number, family) for h in hits]
         if c_by_nvcc and (m := _NVCC_ASSIGNMENT.match(line)) and HIP_PLATFORM_DEFINE not in line:
             hit = RuleHit("hip-platform-define", "error", m.end(), "", "This Makefile compiles .c files with the "
                           "CUDA compiler; hipcc compiles them as plain C, where HIP's headers need "
