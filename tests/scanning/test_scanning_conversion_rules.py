@@ -125,3 +125,9 @@ def test_findcuda_projects_convert_macros_variables_and_arch_loops(write_tree: W
     assert "foreach(arch ${CMAKE_HIP_ARCHITECTURES})" in text and '"--offload-arch=${arch}"' in text
     assert "add_executable(k k.cu)\nset_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)" in text
     assert "target_link_libraries(k roc::hipblas)" in text and "${hip_INCLUDE_DIRS}" in text
+
+
+def test_severities_follow_what_hipcc_does_with_the_flag(scan: Scan) -> None:
+    rules = _rules(scan({"build.sh": "nvcc --expt-relaxed-constexpr -Wno-deprecated-gpu-targets -c a.cu\n"}))
+    severity = {f.text: f.severity for f in rules["shell.nvcc-only-flag"]}
+    assert severity == {"--expt-relaxed-constexpr": "error", "-Wno-deprecated-gpu-targets": "info"}

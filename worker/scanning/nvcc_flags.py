@@ -24,8 +24,9 @@ _CODE_FLAG = re.compile(r"(?<![\w-])(?:-code|--gpu-code)=" + _CODE)
 _SPLIT_GENCODE_VALUE = re.compile(r"^arch=compute_(" + _NUMBER + r"),code=" + _CODE + r"$")
 _THREADS = re.compile(r"(?<![\w-])(?:--threads[= ]\s*|-t=|-t\s+(?=\d))\d+(?![\w.-])")
 _FAST_MATH = re.compile(r"(?<![\w-])--?use_fast_math\b")
+_WARNING_ONLY = re.compile(r"(?<![\w-])-Wno-deprecated-gpu-targets(?![\w-])")
 _DROPPED = re.compile(
-    r"(?<![\w-])(?:--?expt-relaxed-constexpr|--?expt-extended-lambda|--extended-lambda|-Wno-deprecated-gpu-targets"
+    r"(?<![\w-])(?:--?expt-relaxed-constexpr|--?expt-extended-lambda|--extended-lambda"
     r"|--resource-usage|-rdc=false|--relocatable-device-code=false|-cuda|--cuda)(?![\w-])"
 )
 _WITH_VALUE = r"(?:=|\s+)(?:\"[^\"]*\"|'[^']*'|[^\s\"'>)]+)"
@@ -90,13 +91,15 @@ def split_gencode_value(value: str, archs: Sequence[str]) -> str | None:
 
 
 def _dropped_hits(line: str) -> list[RuleHit]:
-    hits = [make_hit(m, "nvcc-only-flag", "warning", "nvcc-only switch (lambdas, constexpr, GPU-target warnings, "
-                     "register use); hipcc (clang) needs no such flag, so it is dropped.", replacement="")
+    hits = [make_hit(m, "nvcc-only-flag", "error", "nvcc-only switch (lambdas, constexpr, resource usage); hipcc "
+                     "(clang) rejects it and needs no such flag, so it is dropped.", replacement="")
             for m in _DROPPED.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "ptxas options, register caps and the host-compiler choice "
+    hits += [make_hit(m, "nvcc-only-flag", "info", "nvcc's GPU-target warning switch; clang only warns about the "
+                      "unknown option, so it is dropped.", replacement="") for m in _WARNING_ONLY.finditer(line)]
+    hits += [make_hit(m, "nvcc-only-flag", "error", "ptxas options, register caps and the host-compiler choice "
                       "are nvcc's own; hipcc has no ptxas and uses its clang, so the option and its value are "
                       "dropped.", replacement="") for m in _DROPPED_WITH_VALUE.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "nvcc's compile threads; hipcc builds offload targets in "
+    hits += [make_hit(m, "nvcc-only-flag", "error", "nvcc's compile threads; hipcc builds offload targets in "
                       "one process (use -parallel-jobs=N for parallel targets), so it is dropped.", replacement="")
              for m in _THREADS.finditer(line) if not m.group(0).startswith("-t") or _NVCC_CONTEXT.search(line)
              or m.group(0).startswith("-t=")]
@@ -104,22 +107,22 @@ def _dropped_hits(line: str) -> list[RuleHit]:
 
 
 def _mapped_hits(line: str, family: str) -> list[RuleHit]:
-    hits = [make_hit(m, "nvcc-only-flag", "warning", "nvcc's fast-math flag; clang/hipcc spells it -ffast-math.",
+    hits = [make_hit(m, "nvcc-only-flag", "error", "nvcc's fast-math flag; clang/hipcc spells it -ffast-math.",
                      replacement="-ffast-math") for m in _FAST_MATH.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "Relocatable device code is -fgpu-rdc under hipcc (pass it "
+    hits += [make_hit(m, "nvcc-only-flag", "error", "Relocatable device code is -fgpu-rdc under hipcc (pass it "
                       "to the link as well).", replacement="-fgpu-rdc") for m in _RDC.finditer(line)]
     for m in _XCOMPILER.finditer(line):
         value = next(g for g in m.groups() if g is not None)
-        hits.append(make_hit(m, "nvcc-only-flag", "warning", "hipcc passes host-compiler flags directly, so "
+        hits.append(make_hit(m, "nvcc-only-flag", "error", "hipcc passes host-compiler flags directly, so "
                              "-Xcompiler goes and its flags stay.", replacement=" ".join(value.split(","))))
-    hits += [make_hit(m, "nvcc-only-flag", "info", "Line information for profilers is -gline-tables-only in "
+    hits += [make_hit(m, "nvcc-only-flag", "error", "Line information for profilers is -gline-tables-only in "
                       "clang.", replacement="-gline-tables-only") for m in _LINEINFO.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "Per-thread default stream is -fgpu-default-stream=per-thread "
+    hits += [make_hit(m, "nvcc-only-flag", "error", "Per-thread default stream is -fgpu-default-stream=per-thread "
                       "in hipcc.", replacement="-fgpu-default-stream=per-thread") for m in _DEFAULT_STREAM.finditer(line)]
-    hits += [make_hit(m, "nvcc-only-flag", "warning", "-x cu selects CUDA; hipcc/clang read HIP with -x hip.",
+    hits += [make_hit(m, "nvcc-only-flag", "error", "-x cu selects CUDA; hipcc/clang read HIP with -x hip.",
                       replacement="-x hip") for m in _X_CU.finditer(line)]
     if _NVCC_CONTEXT.search(line):
-        hits += [make_hit(m, "nvcc-only-flag", "info", "nvcc's device debug flag; clang has no -G for GPU code, "
+        hits += [make_hit(m, "nvcc-only-flag", "error", "nvcc's device debug flag; clang has no -G for GPU code, "
                           "-ggdb gives host and device debug information.", replacement="-ggdb")
                  for m in _DEVICE_DEBUG.finditer(line)]
     code_object = "-x hip --cuda-device-only" if family == "cmake" else "--genco"
