@@ -53,6 +53,8 @@ def test_cmake_goes_to_the_hip_language_with_rocm_packages(builds: dict[str, tup
     assert "project(fftFilter LANGUAGES CXX HIP)" in fft  # hip-config needs C or CXX
     assert "set_source_files_properties(${FILTER_KERNELS} PROPERTIES LANGUAGE HIP)" in fft
     assert "hip::hipfft" in fft and 'HIP_ARCHITECTURES "gfx90a"' in fft
+    sort = (hip / "samples" / "sortPairs" / "CMakeLists.txt").read_text()
+    assert "target_link_libraries(sortPairs PRIVATE hip::host)" in sort  # main.cpp includes the runtime header
 
 
 @needs_root

@@ -144,3 +144,33 @@ def libraries_used(text: str) -> frozenset[str]:
     packages = {CMAKE_LIBRARIES[n][0] for n in names if n in CMAKE_LIBRARIES}
     return frozenset(packages - {"hip"})
 
+
+
+_HOST_SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+)$")
+_RUNTIME_LINKS = {"hip::host", "hip::device", "hip::amdhip64", "CUDA::cudart", "CUDA::cudart_static",
+                  "CUDA::cuda_driver", "${CUDA_LIBRARIES}"}
+
+
+def host_link_insertions(lines: list[str]) -> list[tuple[int, str, bool]]:
+    """(line after which to insert, target, keyword signature) for targets with C/C++ host sources
+    that link no HIP/CUDA runtime target: they need hip::host for its platform definition."""
+    found = commands(lines)
+    links: dict[str, list[list[str]]] = {}
+    for command in found:
+        if command.name == "target_link_libraries" and command.arguments:
+            links.setdefault(command.arguments[0], []).append(command.arguments[1:])
+    insertions = []
+    for command in found:
+        if command.name not in ("add_executable", "add_library") or not command.arguments:
+            continue
+        target, items = command.arguments[0], command.arguments[1:]
+        if any(item in ("IMPORTED", "ALIAS", "INTERFACE") for item in items):
+            continue
+        if not any(_HOST_SOURCE.search(item) or _VARIABLE.match(item) for item in items):
+            continue
+        calls = links.get(target, [])
+        if any(item in _RUNTIME_LINKS for call in calls for item in call):
+            continue
+        keyword = not calls or any(call and call[0] in ("PRIVATE", "PUBLIC", "INTERFACE") for call in calls)
+        insertions.append((command.last, target, keyword))
+    return insertions

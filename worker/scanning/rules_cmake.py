@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from worker.scanning.cmake_sources import commands, commands_by_line, language_insertions
+from worker.scanning.cmake_sources import commands, commands_by_line, host_link_insertions, language_insertions
 from worker.scanning.libraries import CMAKE_TARGET_MAP, LINK_LIBRARY_MAP
 from worker.scanning.model import Finding, RuleHit, ScanContext, make_hit, to_finding
 from worker.scanning.rules_commands import compiler_hits, host_compiler_hits, library_hits
@@ -195,10 +195,18 @@ def _structure_findings(lines: list[str], rel: str, ctx: ScanContext) -> list[Fi
                       "they build as HIP once marked LANGUAGE HIP.", replacement="\n" + statement,
                       notebook_slug=SLUG, suggestion=statement)
         findings.append(to_finding(hit, rel, last, "cmake"))
+    if ctx.builds_cuda_host_code(rel):
+        for last, target, keyword in host_link_insertions(lines):
+            statement = f"target_link_libraries({target}{' PRIVATE' if keyword else ''} hip::host)"
+            hit = RuleHit("hip-host-link", "error", len(lines[last - 1].rstrip("\r\n")), "", "C/C++ sources of this "
+                          "target include CUDA headers, which become HIP's; compiled as C/C++ they need hip::host "
+                          "(its __HIP_PLATFORM_AMD__ definition and the HIP runtime).", replacement="\n" + statement,
+                          notebook_slug="hip-runtime-not-linked", suggestion=statement)
+            findings.append(to_finding(hit, rel, last, "cmake"))
     text = "\n".join(lines)
     has_language = _ENABLED_HIP.search(text) or _ENABLE_CUDA.search(text)
     project = next((c for c in commands(lines) if c.name == "project"), None)
-    if findings and project and not has_language and "CUDA" not in project.arguments:
+    if any(f.rule_id == "cmake.cu-source-language" for f in findings) and project and not has_language and "CUDA" not in project.arguments:
         body = lines[project.last - 1].rstrip("\r\n")
         hit = RuleHit("project-language-cuda", "error", len(body), "", "This project builds .cu files but enables "
                       "no GPU language; HIP sources need enable_language(HIP).", replacement="\nenable_language(HIP)",
