@@ -67,7 +67,7 @@ def _outside(root: Path, workspace: Path, clang: str, relative: str) -> float:
     # The workspace appears in the chroot through the root's /workspace mount point.
     started = time.monotonic()
     subprocess.run(["unshare", "--mount", "--", "sh", "-c",
-                    f'mount --bind "$1" "$2/workspace" && exec chroot "$2" sh -c \'cd /workspace/hip && exec "$@"\' - "$3" '
+                    'mount --bind "$1" "$2/workspace" && exec chroot "$2" sh -c \'cd /workspace/hip && exec "$@"\' - "$3" '
                     + " ".join(FLAGS) + f' "$4" -o /workspace/out/out-{Path(relative).name}.o',
                     "-", str(workspace), str(root), clang, relative], check=True)
     return time.monotonic() - started
