@@ -55,7 +55,11 @@ class ProjectIntegration(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    """One received delivery; the unique key makes a replayed delivery start nothing twice."""
+    """One received delivery; the unique key makes a replayed delivery start nothing twice.
+
+    Delivery ids are unique per project (one integration each), never across projects: a delivery
+    for one project that reuses another project's id is its own delivery, and learns nothing of the other.
+    """
 
     provider = models.CharField(max_length=10, choices=HostKind.choices)
     delivery_id = models.CharField(max_length=100)
@@ -71,7 +75,7 @@ class WebhookDelivery(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["provider", "delivery_id"], name="unique_webhook_delivery"),
+            models.UniqueConstraint(fields=["project", "provider", "delivery_id"], name="unique_project_webhook_delivery"),
         ]
         ordering = ["-received_at"]
 
