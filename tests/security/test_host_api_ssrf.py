@@ -4,17 +4,21 @@ reaches the run or report pages."""
 from __future__ import annotations
 
 import socket
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
+import httpx
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
 from migrator.envconf import env_https_urls
 from migrator.integrations.models import ProjectIntegration
-from migrator.lib.hostguard import HostPolicy, HostRefused
+from migrator.lib.hostguard import HostPolicy, HostRefused, Pinned
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from migrator.reports import hostapi
@@ -226,3 +230,24 @@ def test_an_administrator_cannot_configure_a_base_that_is_not_https(monkeypatch:
     monkeypatch.setenv("MIGRATOR_ALLOWED_HOST_API_BASES", raw)
     with pytest.raises(ImproperlyConfigured, match="is not an https URL"):
         env_https_urls("MIGRATOR_ALLOWED_HOST_API_BASES", [])
+
+
+def test_tls_checks_the_real_host_name_while_connecting_to_the_pinned_address(tmp_path: Path) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=api.host.test", "-addext", "subjectAltName=DNS:api.host.test"],
+                   check=True, capture_output=True)
+    server = Endpoint(status=200, body=b"{}")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
+    port = server.server.server_address[1]
+    try:
+        with httpx.Client(verify=ssl.create_default_context(cafile=str(cert)), trust_env=False) as client:
+            good = Pinned(f"https://api.host.test:{port}/x", "api.host.test", port, "127.0.0.1")
+            assert hostapi._send(client, good, "POST", {}).status_code == 200
+            with pytest.raises(httpx.ConnectError, match="Hostname mismatch"):
+                hostapi._send(client, Pinned(f"https://other.test:{port}/x", "other.test", port, "127.0.0.1"), "POST", {})
+    finally:
+        server.stop()
+    assert server.seen == [("POST", "/x", f"api.host.test:{port}")]
