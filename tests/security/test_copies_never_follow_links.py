@@ -16,6 +16,7 @@ from migrator.projects import actions
 from tests.conftest import make_tar_gz
 from translator.tree import translate_tree
 from worker.pipeline import run_sync, workspace_for
+from worker.runner.reference import find_translation_units
 from worker.toolchain.sources import scan_tree
 
 SECRET = "SECRET-KEY-do-not-leak"
@@ -74,3 +75,8 @@ def test_review_downloads_never_follow_a_link_out_of_the_workspace(alice_client:
     assert f"run-{run.pk}-hip/src/a.cu" in names and not any(n.endswith(("leak.cu", "abs.h")) for n in names)
     patch = b"".join(alice_client.get(reverse("review:patch", args=[run.pk])).streaming_content)
     assert SECRET.encode() not in patch and SECRET.encode() not in data and b"outside.txt" not in data
+
+
+def test_reference_builds_never_compile_through_an_outside_link(tree_with_links: Path) -> None:
+    units = find_translation_units(tree_with_links, ())
+    assert [u.as_posix() for u in units] == ["src/alias.cu", "src/main.cu"]
