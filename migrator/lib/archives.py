@@ -112,13 +112,22 @@ def _zip_members(zf: zipfile.ZipFile) -> Iterator[_Member]:
     for info in zf.infolist():
         mode = (info.external_attr >> 16) & 0xFFFF  # Unix mode, when the archiver recorded one
         if stat.S_ISLNK(mode):
-            yield _Member(info.filename, "symlink", zf.read(info).decode("utf-8", "replace"), None)
+            yield _Member(info.filename, "symlink", _zip_link_target(zf, info), None)
         elif info.is_dir():
             yield _Member(info.filename, "dir", "", None)
         elif mode and not (stat.S_ISREG(mode) or mode & 0o170000 == 0):
             raise ArchiveError(f"special file in archive: {info.filename!r}")
         else:
             yield _Member(info.filename, "file", "", lambda info=info: zf.open(info), _executable(mode))
+
+
+def _zip_link_target(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
+    """A zip stores a link's target as the entry's content: read no more than a path can hold."""
+    with zf.open(info) as fh:
+        target = fh.read(PATH_MAX + 1)
+    if len(target) > PATH_MAX:
+        raise ArchiveError(f"name too long: symbolic link {info.filename!r} has a target over {PATH_MAX} bytes")
+    return target.decode("utf-8", "replace")
 
 
 def _tar_members(tf: tarfile.TarFile) -> Iterator[_Member]:

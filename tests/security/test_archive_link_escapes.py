@@ -129,3 +129,8 @@ def test_the_api_upload_of_a_long_name_fails_fetch_without_errno(client: Client,
     created = client.post(f"/api/v1/projects/{project.pk}/runs", {"archive": upload})
     summary = _fetch_summary(Run.objects.get(pk=created.json()["id"]))
     assert "longer than the 255 bytes" in summary and "Errno" not in summary
+
+
+def test_a_zip_link_with_a_huge_target_is_refused_with_the_reason(tmp_path: Path) -> None:
+    with pytest.raises(ArchiveError, match="has a target over 4095 bytes"):
+        _unpack(tmp_path, zip_bytes([Entry("a.cu", link="../" * 1_000_000)]))
