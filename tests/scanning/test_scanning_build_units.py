@@ -56,3 +56,18 @@ def test_make_conditionals_follow_linux_and_static_values(write_tree: WriteTree)
         "app: app.c\n\t$(CC) -Iinclude -DFAST $^ $(LIBS) -o $@\n"
     ), "app.c": "int main(void) { return 0; }\n", "include/app.h": ""})
     assert _by_name(root) == {"app": (["app.c"], ["include"], ["FAST"], ["m", "mpi"])}
+
+
+def test_build_files_never_lead_outside_the_tree(write_tree: WriteTree, tmp_path: Path) -> None:
+    (tmp_path / "secret.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "CMakeLists.txt").write_text("add_executable(stolen ../secret.cu)\n")
+    root = write_tree({
+        "CMakeLists.txt": "add_subdirectory(../outside)\nadd_executable(app app.cu ../secret.cu)\n",
+        "app.cu": "int main() { return 0; }\n",
+        "sub/Makefile": "include ../../outside/evil.mk\nall: x.cu ../../secret.cu\n\thipcc $^ -o all\n",
+        "sub/x.cu": "int main() { return 0; }\n",
+    })
+    assert _by_name(root) == {"app": (["app.cu"], [], [], [])}
+    (root / "CMakeLists.txt").unlink()
+    assert _by_name(root) == {"all": (["sub/x.cu"], [], [], [])}

@@ -71,7 +71,7 @@ def cmake_units(tree: Path) -> list[BuildUnit]:
 
 def _read_cmake_dir(tree: Path, scope: _Scope, units: dict[str, BuildUnit], depth: int) -> None:
     path = tree / scope.folder / "CMakeLists.txt"
-    if depth > 32 or not path.is_file():
+    if depth > 32 or not inside_tree(tree, path) or not path.is_file():
         return
     rel = posixpath.join(scope.folder, "CMakeLists.txt") if scope.folder else "CMakeLists.txt"
     here = [_TREE + (scope.folder or ".")]
@@ -140,6 +140,11 @@ def _apply_target_command(tree: Path, scope: _Scope, unit: BuildUnit, name: str,
                 unit.link_libraries.append(library)
 
 
+def inside_tree(tree: Path, path: Path) -> bool:
+    """Build files name paths freely (``../..``, links): only files that stay in the tree are read."""
+    return path.resolve().is_relative_to(tree.resolve())
+
+
 def _join(folder: str, item: str) -> str:
     """Tree-relative path of a build-file item (relative to its folder, or tree-rooted after expansion)."""
     if item.startswith(_TREE):
@@ -153,7 +158,8 @@ def _sources(tree: Path, folder: str, items: list[str]) -> list[str]:
     found = []
     for item in items:
         rel = _join(folder, item)
-        if rel.endswith(SOURCE_SUFFIXES) and (tree / rel).is_file() and rel not in found:
+        if (rel.endswith(SOURCE_SUFFIXES) and not rel.startswith("..") and inside_tree(tree, tree / rel)
+                and (tree / rel).is_file() and rel not in found):
             found.append(rel)
     return found
 

@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worker.scanning.build_units import SOURCE_SUFFIXES, BuildUnit, UnitKind
+from worker.scanning.build_units import SOURCE_SUFFIXES, BuildUnit, UnitKind, inside_tree
 
 MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
 _ASSIGN = re.compile(r"^(?:override\s+|export\s+)*([A-Za-z_][\w.-]*)\s*(\+=|:=|::=|\?=|=)\s*(.*)$")
@@ -73,7 +73,7 @@ def _logical_lines(text: str) -> list[str]:
 
 def _read(tree: Path, rel: str, parsed: _Makefile, depth: int) -> None:
     path = tree / rel
-    if depth > 8 or not path.is_file():
+    if depth > 8 or rel.startswith("..") or not inside_tree(tree, path) or not path.is_file():
         return
     current: _Rule | None = None
     branches: list[tuple[bool, bool]] = []
@@ -217,7 +217,7 @@ def _unit(tree: Path, parsed: _Makefile, rule: _Rule, target: str, makefile: str
 
 def _add_source(tree: Path, folder: str, item: str, unit: BuildUnit) -> None:
     rel = posixpath.normpath(posixpath.join(folder, item))
-    if not rel.startswith("..") and (tree / rel).is_file() and rel not in unit.sources:
+    if not rel.startswith("..") and inside_tree(tree, tree / rel) and (tree / rel).is_file() and rel not in unit.sources:
         unit.sources.append(rel)
 
 

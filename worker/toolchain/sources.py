@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from translator.tree import link_stays_inside
 from worker.scanning.build_units import BuildUnit, cmake_units
 from worker.scanning.make_units import MAKEFILE_NAMES, make_units
 
@@ -122,7 +123,7 @@ def _list_files(root: Path, exclude_globs: tuple[str, ...]) -> list[str]:
             continue
         if any(fnmatch.fnmatch(relative, pattern) for pattern in exclude_globs):
             continue
-        if path.is_file():
+        if path.is_file() and (not path.is_symlink() or link_stays_inside(path, root)):
             found.append(relative)
     return sorted(found)
 
@@ -168,6 +169,7 @@ def _makefiles(root: Path, exclude_globs: tuple[str, ...]) -> list[str]:
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
         if (path.name in MAKEFILE_NAMES and path.is_file() and not any(p in _SKIP_DIRS for p in path.parts)
+                and (not path.is_symlink() or link_stays_inside(path, root))
                 and not any(fnmatch.fnmatch(relative, g) for g in exclude_globs)):
             found.append(relative)
     return found
@@ -218,7 +220,8 @@ def _build_files(root: Path) -> list[Path]:
     names = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile")
     return [
         p for p in root.rglob("*")
-        if p.is_file() and (p.name in names or p.suffix in (".cmake", ".mk"))
+        if p.is_file() and (not p.is_symlink() or link_stays_inside(p, root))
+        and (p.name in names or p.suffix in (".cmake", ".mk"))
         and not any(part in _SKIP_DIRS for part in p.parts)
     ]
 
