@@ -5,7 +5,8 @@ A reference is an occurrence of a CUDA word (nvcc, CUDA_*, CUDA::, cuda_add_*, c
 -lcudart, sm_XX/compute_XX, -gencode, +cuXXX, nvidia-smi, …) outside comments. Names that merely contain
 the word (a target ``simpleCUFFT``, a file ``kernel_cuda.o``, an option ``ENABLE_CUDA_DEBUG``) are not
 references. "line" counts a reference as found when a finding is on its line; "span" when a finding's
-text overlaps it. Also prints findings on lines without any reference (candidate false positives).
+text overlaps it. Words inside a quoted sentence of setup.py (an error message) are prose, not
+references. Also prints findings on lines without any reference (candidate false positives).
 
     .venv/bin/python bench/scan_recall_bench.py TREE [TREE ...]
 """
@@ -48,9 +49,14 @@ REFERENCE = re.compile(
 _COMMENT = re.compile(r"^\s*(?:#|//)")
 
 
+_PROSE = re.compile(r"\"[^\"]*\s\S+\s[^\"]*\"|'[^']*\s\S+\s[^']*'")  # a quoted sentence, e.g. an error message
+
+
 def _code(line: str, kind: str) -> str:
     if _COMMENT.match(line):
         return ""
+    if kind == "setup-py":
+        line = _PROSE.sub('""', line)
     if kind in ("cmake", "make", "shell", "setup-py", "requirements", "conda", "ci", "pyproject", "dockerfile"):
         quoted = False
         for index, char in enumerate(line):

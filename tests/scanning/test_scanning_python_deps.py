@@ -72,7 +72,7 @@ def _rules(findings: list[Finding]) -> dict[str, list[Finding]]:
 
 def test_it_reads_setup_py_with_exact_positions(scan: Scan) -> None:
     rules = _rules(scan({"setup.py": SETUP_PY}))
-    assert rules["python-build.cuda-extension"][0].line == 7
+    assert [f.line for f in rules["python-build.cuda-extension"]] == [2, 7]  # the import and the call
     libraries = [(f.line, f.column, f.text, f.replacement) for f in rules["python-build.cuda-link-library"]]
     assert libraries == [(11, 24, "cublas", "hipblas"), (11, 34, "curand", "hiprand"), (12, 30, "-lcudnn", "-lMIOpen")]
     assert [f.replacement for f in rules["python-build.cuda-path"]] == ["/opt/rocm/include", "/opt/rocm/lib"]

@@ -72,7 +72,7 @@ _OWN_RULES = (
     "ci.cuda-toolkit-install", "ci.cuda-version-matrix", "ci.windows-toolkit-path",
     "python-build.nvcc-probe", "python-build.cuda-version-probe", "python-build.cuda-arch-list",
     "run-config.deepspeed-fp16", "run-config.accelerate-fp16", "run-config.cuda-visible-devices",
-    "run-config.nccl-variable", "run-config.nvidia-smi",
+    "run-config.nccl-variable", "run-config.nvidia-smi", "run-config.torch-version-cuda",
     "parse.error", "scan.file-too-large",
 )
 # Every rule id a finding can carry (for the settings form's opt-out list and the docs). The shared

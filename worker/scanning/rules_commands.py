@@ -20,7 +20,8 @@ _NVCC = re.compile(r"(?<![\w.$(-])nvcc(?![\w.-])")
 # ``samples``, ``lib64/stubs`` do not), so a longer path is reported but never rewritten.
 _CUDA_PATH = re.compile(r"(?:/usr/local|/opt)/cuda(?:-\d+(?:\.\d+)*)?(?:(/include|/bin)(?![\w.-])"
                         r"|(/lib64|/lib)(?![\w.-])(?!/[\w.])|(?![\w.-])(?!/[\w.]))")
-_CUDA_PATH_DEEPER = re.compile(r"(?:/usr/local|/opt)/cuda(?:-\d+(?:\.\d+)*)?/[\w.][\w./-]*")
+_CUDA_PATH_DEEPER = re.compile(r"(?:/usr/local|/opt)/cuda(?:-\d+(?:\.\d+)*)?/[\w.][\w./-]*"
+                               r"|/usr/local/nvidia(?:/[\w.-]+)*|/usr/lib/nvidia(?:-\d+)?(?:/[\w.-]+)*")
 _TOOLKIT_VAR = r"\$[({](?:\w*CUDA\w*|NVCC_?\w*)[)}]"
 _TOOLKIT_LIB64 = re.compile(r"(" + _TOOLKIT_VAR + r")/lib64(?![\w/.-])")
 _TOOLKIT_INCLUDE = re.compile(r"(?<![\w-])-I\s*(?:" + _TOOLKIT_VAR + r"|(?:/usr/local|/opt)/cuda[\w.-]*|/usr/include/cuda)/?include/?(?![\w.-])"
@@ -38,6 +39,8 @@ _DOCKER_GPUS = re.compile(r"(?<![\w-])--gpus(?:=|\s+)(?:\"[^\"]*\"|'[^']*'|[\w=,
 _NVIDIA_RUNTIME = re.compile(r"(?<![\w-])--runtime(?:=|\s+)nvidia\b")
 _NVIDIA_ENV = re.compile(r"\b(NVIDIA_VISIBLE_DEVICES|NVIDIA_DRIVER_CAPABILITIES|NVIDIA_REQUIRE_CUDA)\b")
 _CUDA_VISIBLE = re.compile(r"\bCUDA_VISIBLE_DEVICES\b")
+_NVIDIA_IMAGE = re.compile(r"(?<![\w/.-])(?:nvcr\.io/nvidia/[\w.-]+|nvidia/(?:cuda|cudagl|pytorch))(?::[\w.${}-]+)?")
+_TORCH_CUDA_VERSION = re.compile(r"\btorch\.version\.cuda\b")
 _NVIDIA_SMI = re.compile(r"(?<![\w/.-])nvidia-smi(?![\w.-])")
 _NCCL_VAR = re.compile(r"\bNCCL_[A-Z0-9_]+\b")
 _WHEEL_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+")
@@ -124,6 +127,9 @@ def runtime_env_hits(line: str) -> list[RuleHit]:
     hits += [make_hit(m, "cuda-visible-devices", "info", "ROCm selects GPUs with HIP_VISIBLE_DEVICES.",
                   replacement="HIP_VISIBLE_DEVICES", notebook_slug="cuda-visible-devices", family="run-config")
              for m in _CUDA_VISIBLE.finditer(line)]
+    hits += [make_hit(m, "torch-version-cuda", "info", "torch.version.cuda is None on ROCm PyTorch; "
+                      "torch.version.hip holds the HIP version.", notebook_slug="cuda-python-wheels",
+                      family="run-config") for m in _TORCH_CUDA_VERSION.finditer(line)]
     hits += [make_hit(m, "nvidia-smi", "warning", "nvidia-smi does not exist on ROCm hosts; rocm-smi (or amd-smi) "
                       "reports AMD GPUs, with other options and output.", notebook_slug="no-amd-gpu-visible",
                       suggestion="rocm-smi", family="run-config") for m in _NVIDIA_SMI.finditer(line)]
@@ -131,6 +137,15 @@ def runtime_env_hits(line: str) -> list[RuleHit]:
                   "them, but check values tuned for NVIDIA interconnects.", notebook_slug="rccl-hang",
                   family="run-config") for m in _NCCL_VAR.finditer(line)]
     return hits
+
+
+def nvidia_image_hits(line: str) -> list[RuleHit]:
+    """NVIDIA container images named in scripts (Dockerfiles and CI have their own image rules)."""
+    if line.lstrip().startswith("#"):
+        return []
+    return [make_hit(m, "nvidia-base-image", "warning", "An NVIDIA container image; ROCm images are "
+                     "rocm/dev-ubuntu-* (toolchain) and rocm/pytorch (framework).", notebook_slug="nvidia-container",
+                     suggestion="rocm/pytorch:latest", family="container") for m in _NVIDIA_IMAGE.finditer(line)]
 
 
 def dependency_hits(line: str) -> list[RuleHit]:

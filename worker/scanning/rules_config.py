@@ -9,7 +9,12 @@ import re
 import yaml
 
 from worker.scanning.model import Family, Finding, RuleHit, ScanContext, to_finding
-from worker.scanning.rules_commands import HIP_PLATFORM_DEFINE, command_line_hits, runtime_env_hits
+from worker.scanning.rules_commands import (
+    HIP_PLATFORM_DEFINE,
+    command_line_hits,
+    nvidia_image_hits,
+    runtime_env_hits,
+)
 from worker.scanning.rules_python import parse_error
 from worker.scanning.rules_renames import renamed_source_hits
 
@@ -33,6 +38,7 @@ def scan_commands(rel: str, text: str, family: Family, ctx: ScanContext | None =
     host_cc = family == "make" and (ctx or ScanContext()).builds_cuda_host_code(rel)
     for number, line in enumerate(text.splitlines(), start=1):
         hits = command_line_hits(line, archs, family, host_cc) + renamed_source_hits(rel, line, ctx or ScanContext())
+        hits += nvidia_image_hits(line) if family in ("shell", "make") else []
         findings += [to_finding(h, rel, number, family) for h in hits]
         if c_by_nvcc and (m := _NVCC_ASSIGNMENT.match(line)) and HIP_PLATFORM_DEFINE not in line:
             hit = RuleHit("hip-platform-define", "error", m.end(), "", "This Makefile compiles .c files with the "

@@ -60,11 +60,6 @@ class _SetupVisitor(cst.CSTVisitor):
         if name in ("get_cuda_bare_metal_version", "_get_cuda_bare_metal_version"):
             self._add([RuleHit("cuda-version-probe", "error", 0, name, "Runs nvcc -V to read the CUDA version. "
                                + _PROBE_NOTE, notebook_slug="hipcc-nvidia-platform")], node.func)
-        if name == "CUDAExtension":
-            self._add([RuleHit("cuda-extension", "info", 0, "CUDAExtension", "CUDAExtension builds on ROCm only "
-                               "with a ROCm build of PyTorch, which hipifies the sources at build time; check "
-                               "hand-written CUDA libraries in its arguments.", notebook_slug="cuda-python-wheels")],
-                      node.func)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value == "libraries":
@@ -81,6 +76,12 @@ class _SetupVisitor(cst.CSTVisitor):
                                "torch.version.hip first.", notebook_slug="cuda-python-wheels")], node)
 
     def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "CUDAExtension":
+            self._add([RuleHit("cuda-extension", "info", 0, "CUDAExtension", "CUDAExtension builds on ROCm only "
+                               "with a ROCm build of PyTorch, which hipifies the sources at build time; check "
+                               "hand-written CUDA libraries in its arguments, and that the choice between it and "
+                               "CppExtension does not hang on CUDA_HOME (None on ROCm).",
+                               notebook_slug="cuda-python-wheels")], node)
         if node.value == "bare_metal_version":
             self._add([RuleHit("cuda-version-probe", "warning", 0, "bare_metal_version", "The CUDA version read from "
                                "nvcc -V; on ROCm it does not exist, so the checks that use it must be skipped.",
