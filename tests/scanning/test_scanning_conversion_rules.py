@@ -131,3 +131,8 @@ def test_severities_follow_what_hipcc_does_with_the_flag(scan: Scan) -> None:
     rules = _rules(scan({"build.sh": "nvcc --expt-relaxed-constexpr -Wno-deprecated-gpu-targets -c a.cu\n"}))
     severity = {f.text: f.severity for f in rules["shell.nvcc-only-flag"]}
     assert severity == {"--expt-relaxed-constexpr": "error", "-Wno-deprecated-gpu-targets": "info"}
+
+
+def test_program_arguments_that_look_like_nvcc_flags_are_left_alone(scan: Scan) -> None:
+    findings = scan({"run.sh": "./bench -cuda -t 4 --threads=8 -G\nnvcc -cuda nn.cu\n"})
+    assert [(f.line, f.text) for f in findings if f.rule_id == "shell.nvcc-only-flag"] == [(2, "-cuda")]

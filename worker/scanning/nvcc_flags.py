@@ -27,8 +27,9 @@ _FAST_MATH = re.compile(r"(?<![\w-])--?use_fast_math\b")
 _WARNING_ONLY = re.compile(r"(?<![\w-])-Wno-deprecated-gpu-targets(?![\w-])")
 _DROPPED = re.compile(
     r"(?<![\w-])(?:--?expt-relaxed-constexpr|--?expt-extended-lambda|--extended-lambda"
-    r"|--resource-usage|-rdc=false|--relocatable-device-code=false|-cuda|--cuda)(?![\w-])"
+    r"|--resource-usage|-rdc=false|--relocatable-device-code=false)(?![\w-])"
 )
+_CUDA_STEP = re.compile(r"(?<![\w-])--?cuda(?![\w-])(?=.*\.cu\b)")  # nvcc -cuda x.cu: only on a line compiling .cu
 _WITH_VALUE = r"(?:=|\s+)(?:\"[^\"]*\"|'[^']*'|[^\s\"'>)]+)"
 _DROPPED_WITH_VALUE = re.compile(r"(?<![\w-])(?:-Xptxas|--ptxas-options|-maxrregcount|--maxrregcount|-ccbin"
                                  r"|--compiler-bindir)" + _WITH_VALUE)
@@ -96,13 +97,15 @@ def _dropped_hits(line: str) -> list[RuleHit]:
             for m in _DROPPED.finditer(line)]
     hits += [make_hit(m, "nvcc-only-flag", "info", "nvcc's GPU-target warning switch; clang only warns about the "
                       "unknown option, so it is dropped.", replacement="") for m in _WARNING_ONLY.finditer(line)]
+    hits += [make_hit(m, "nvcc-only-flag", "error", "nvcc's -cuda writes the host code as C++ for another "
+                      "compiler; hipcc has no such step, so it is dropped.", replacement="")
+             for m in _CUDA_STEP.finditer(line)]
     hits += [make_hit(m, "nvcc-only-flag", "error", "ptxas options, register caps and the host-compiler choice "
                       "are nvcc's own; hipcc has no ptxas and uses its clang, so the option and its value are "
                       "dropped.", replacement="") for m in _DROPPED_WITH_VALUE.finditer(line)]
     hits += [make_hit(m, "nvcc-only-flag", "error", "nvcc's compile threads; hipcc builds offload targets in "
                       "one process (use -parallel-jobs=N for parallel targets), so it is dropped.", replacement="")
-             for m in _THREADS.finditer(line) if not m.group(0).startswith("-t") or _NVCC_CONTEXT.search(line)
-             or m.group(0).startswith("-t=")]
+             for m in _THREADS.finditer(line) if _NVCC_CONTEXT.search(line)]
     return hits
 
 
