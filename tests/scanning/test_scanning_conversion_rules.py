@@ -136,3 +136,14 @@ def test_severities_follow_what_hipcc_does_with_the_flag(scan: Scan) -> None:
 def test_program_arguments_that_look_like_nvcc_flags_are_left_alone(scan: Scan) -> None:
     findings = scan({"run.sh": "./bench -cuda -t 4 --threads=8 -G\nnvcc -cuda nn.cu\n"})
     assert [(f.line, f.text) for f in findings if f.rule_id == "shell.nvcc-only-flag"] == [(2, "-cuda")]
+
+
+def test_built_in_make_rules_get_the_platform_define_where_host_code_needs_it(write_tree: WriteTree) -> None:
+    makefile = "app: main.o kernel.o\n\tnvcc main.o kernel.o -o app\nkernel.o: kernel.cu\n\tnvcc -c kernel.cu\n"
+    tree = write_tree({"Makefile": makefile, "main.cpp": "#include <cuda_runtime.h>\nint main() { return 0; }\n",
+                       "kernel.cu": "__global__ void k() {}\n", "tools/Makefile": "all:\n\tg++ tool.cpp\n",
+                       "tools/tool.cpp": "int main() { return 0; }\n"})
+    fix_tree(tree, (), set())
+    assert (tree / "Makefile").read_text().endswith("\thipcc -c kernel.cu\nCPPFLAGS += -D__HIP_PLATFORM_AMD__\n")
+    assert "CPPFLAGS" not in (tree / "tools/Makefile").read_text()  # no CUDA headers there
+    assert fix_tree(tree, (), set()) == []

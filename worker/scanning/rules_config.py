@@ -46,7 +46,24 @@ def scan_commands(rel: str, text: str, family: Family, ctx: ScanContext | None =
                           "-D__HIP_PLATFORM_AMD__.", replacement=f" {HIP_PLATFORM_DEFINE}",
                           notebook_slug="cuda-header-not-found")
             findings.append(to_finding(hit, rel, number, family))
+    if family == "make":
+        findings += _implicit_rule_define(rel, text, ctx or ScanContext())
     return findings
+
+
+def _implicit_rule_define(rel: str, text: str, ctx: ScanContext) -> list[Finding]:
+    """make's built-in rules compile .c/.cpp files with $(CC)/$(CXX) and $(CPPFLAGS); where this Makefile's
+    folder has such sources including CUDA headers, CPPFLAGS gets the HIP platform definition."""
+    folder, _, name = rel.rpartition("/")
+    lines = text.splitlines()
+    if (ctx.cuda_host_dirs is None or folder not in ctx.cuda_host_dirs or not name.lower().startswith("makefile")
+            or not lines or HIP_PLATFORM_DEFINE in text or lines[-1].rstrip().endswith("\\")):
+        return []
+    hit = RuleHit("hip-platform-define", "error", len(lines[-1]), "", "C/C++ files here include CUDA headers "
+                  "(HIP's once translated) and make's built-in rules compile them without hipcc; CPPFLAGS gets "
+                  "-D__HIP_PLATFORM_AMD__.", replacement=f"\nCPPFLAGS += {HIP_PLATFORM_DEFINE}",
+                  notebook_slug="cuda-header-not-found")
+    return [to_finding(hit, rel, len(lines), "make")]
 
 
 def scan_dockerfile(rel: str, text: str, ctx: ScanContext | None = None) -> list[Finding]:
