@@ -145,6 +145,11 @@ MIGRATOR_STAGE_SOFT_LIMIT_S = env_int("MIGRATOR_STAGE_SOFT_LIMIT_S", 3600, minim
 MIGRATOR_STAGE_HARD_LIMIT_S = env_int("MIGRATOR_STAGE_HARD_LIMIT_S", 3900, minimum=20)
 MIGRATOR_HEARTBEAT_STALE_S = env_int("MIGRATOR_HEARTBEAT_STALE_S", 120, minimum=5)
 MIGRATOR_SWEEP_INTERVAL_S = env_int("MIGRATOR_SWEEP_INTERVAL_S", 30, minimum=1)
+# A queued stage whose message the broker no longer holds is published again by the sweep once it
+# has waited this long (a message just being published or taken is not mistaken for a lost one).
+MIGRATOR_REPUBLISH_GRACE_S = env_int("MIGRATOR_REPUBLISH_GRACE_S", 10, minimum=1)
+# Answered with 503 when a run cannot be queued because the broker is down.
+MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, minimum=1)
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
 MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
 
