@@ -13,7 +13,7 @@ from ninja import File, Form, NinjaAPI, Query, Schema, Status
 from ninja.files import UploadedFile
 
 from migrator.accounts.models import Team
-from migrator.api.auth import TokenAuth
+from migrator.api.auth import Throttled, TokenAuth
 from migrator.api.models import ApiToken
 from migrator.api.schemas import (
     ErrorOut,
@@ -40,6 +40,13 @@ api = NinjaAPI(
     description="Token-authenticated access to Migrator projects, runs and reports.",
 )
 MAX_LISTED = 200
+
+
+@api.exception_handler(Throttled)
+def throttled(request: HttpRequest, exc: Throttled) -> HttpResponse:
+    response = api.create_response(request, {"detail": str(exc)}, status=429)
+    response["Retry-After"] = str(exc.wait_s)
+    return response
 
 
 class ListQuery(Schema):
