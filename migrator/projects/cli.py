@@ -65,7 +65,12 @@ def pack_directory(root: Path) -> Path:
 def _project_for(choice: SourceChoice, name: str, team: Team) -> Project:
     project = Project.objects.filter(team=team, name=name).first()
     if project is None:
-        return actions.create_project(team, name, user=None, git_url=choice.git_url)
+        try:
+            return actions.create_project(team, name, user=None, git_url=choice.git_url)
+        except actions.ActionError:  # another migrate_repo created it a moment ago: use that one
+            project = Project.objects.filter(team=team, name=name).first()
+            if project is None:
+                raise
     if project.source_kind != choice.kind or project.git_url != choice.git_url:
         raise actions.ActionError(f"project {name!r} exists with another source; pass --project to pick a name")
     return project
