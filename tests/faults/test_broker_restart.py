@@ -100,3 +100,35 @@ def test_starting_a_run_while_the_broker_is_down_answers_503_and_records_nothing
     own_broker.start()
     again = alice_client.post(f"/api/v1/projects/{project.pk}/runs", {}, HTTP_AUTHORIZATION=f"Bearer {token}")
     assert again.status_code == 201 and Run.objects.count() == 1
+
+
+def test_a_webhook_while_the_broker_is_down_is_recorded_answered_503_and_run_later(
+    fault_worker, own_broker, team_user, client,
+) -> None:  # type: ignore[no-untyped-def]
+    import json
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from migrator.integrations.actions import requeue_stale_deliveries
+    from migrator.integrations.models import ProjectIntegration, WebhookDelivery
+    from migrator.integrations.verify import github_signature
+
+    fault_worker("hooks", beat=False)
+    project = actions.create_project(team_user[1], "hooked", user=None, git_url="https://github.com/acme/demo.git")
+    ProjectIntegration.objects.create(project=project, webhook_secret="s3cret")
+    body = json.dumps({"action": "opened", "number": 1, "pull_request": {
+        "html_url": "https://github.com/acme/demo/pull/1", "head": {"sha": "ab" * 20, "ref": "f"}}}).encode()
+    headers = {"HTTP_X_GITHUB_EVENT": "pull_request", "HTTP_X_GITHUB_DELIVERY": "outage-1",
+               "HTTP_X_HUB_SIGNATURE_256": github_signature("s3cret", body)}
+    own_broker.kill()
+    down = client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", **headers)
+    assert down.status_code == 503 and int(down["Retry-After"]) > 0
+    assert WebhookDelivery.objects.filter(run__isnull=True).count() == 1 and not Run.objects.exists()
+    # The host redelivers the same delivery: recorded once, never a second run.
+    again = client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", **headers)
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    own_broker.start()
+    requeue_stale_deliveries(now=timezone.now() + timedelta(minutes=5))  # what the sweep does a minute later
+    run = wait_for(lambda: Run.objects.filter(project=project).first(), timeout=60)
+    assert run.commit_sha == "ab" * 20 and Run.objects.count() == 1
