@@ -198,7 +198,10 @@ MIGRATOR_HEARTBEAT_STALE_S = env_int("MIGRATOR_HEARTBEAT_STALE_S", 120, minimum=
 MIGRATOR_SWEEP_INTERVAL_S = env_int("MIGRATOR_SWEEP_INTERVAL_S", 30, minimum=1)
 # A queued stage whose message the broker no longer holds is published again by the sweep once it
 # has waited this long (a message just being published or taken is not mistaken for a lost one).
-MIGRATOR_REPUBLISH_GRACE_S = env_int("MIGRATOR_REPUBLISH_GRACE_S", 10, minimum=1)
+# At most half a sweep interval, so a lost message is re-sent by the first or second sweep after the loss.
+MIGRATOR_REPUBLISH_GRACE_S = env_int(
+    "MIGRATOR_REPUBLISH_GRACE_S", max(1, min(10, MIGRATOR_SWEEP_INTERVAL_S // 2)), minimum=1
+)
 # Answered with 503 when a run cannot be queued because the broker is down.
 MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, minimum=1)
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
