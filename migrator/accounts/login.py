@@ -11,7 +11,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
 
 from migrator.accounts import throttle
 
@@ -57,9 +57,9 @@ class ThrottledAdminAuthenticationForm(ThrottledLoginMixin, AdminAuthenticationF
 _login_view = auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm)
 
 
-def login(request: HttpRequest) -> HttpResponse:
+def login(request: HttpRequest) -> HttpResponseBase:
     """Django's LoginView with the throttled form; a locked attempt answers 429 with Retry-After."""
-    response: HttpResponse = _login_view(request)
+    response = _login_view(request)
     wait = getattr(request, "throttled_for", 0)
     if wait:
         response.status_code = 429

@@ -91,7 +91,7 @@ def record_failure(policy: Policy, who: str) -> int:
     except Exception:
         log.exception("throttle cache unreachable; failure for %s not counted", policy.scope)
         return 0
-    return lock
+    return int(lock)
 
 
 def clear(policy: Policy, who: str) -> None:
