@@ -86,6 +86,9 @@ def test_starting_a_run_while_the_broker_is_down_answers_503_and_records_nothing
     from migrator.api.models import create_token
 
     project = _archive_project(team_user[1], "down")
+    finished = actions.create_run(project, user=None)
+    finished.stages.update(state=StageState.PASSED)
+    Run.objects.filter(pk=finished.pk).update(state=RunState.PASSED)
     own_broker.kill()
     upload = SimpleUploadedFile("c.tgz", cuda_archive)
     page = alice_client.post("/projects/new", {"name": "fresh", "team": team_user[1].pk, "archive": upload})
@@ -96,10 +99,13 @@ def test_starting_a_run_while_the_broker_is_down_answers_503_and_records_nothing
     token = create_token(team_user[1], "ci")[1]
     api = alice_client.post(f"/api/v1/projects/{project.pk}/runs", {}, HTTP_AUTHORIZATION=f"Bearer {token}")
     assert api.status_code == 503 and api["Retry-After"] and "cannot be reached" in api.json()["detail"]
-    assert not Run.objects.exists() and not project.team.projects.filter(name="fresh").exists()
+    rerun_page = alice_client.post(f"/runs/{finished.pk}/rerun", {"from_stage": "fetch"})
+    assert rerun_page.status_code == 503 and rerun_page["Retry-After"] and "Nothing was started" in rerun_page.content.decode()
+    assert list(Run.objects.values_list("pk", flat=True)) == [finished.pk]
+    assert not project.team.projects.filter(name="fresh").exists()
     own_broker.start()
     again = alice_client.post(f"/api/v1/projects/{project.pk}/runs", {}, HTTP_AUTHORIZATION=f"Bearer {token}")
-    assert again.status_code == 201 and Run.objects.count() == 1
+    assert again.status_code == 201 and Run.objects.count() == 2
 
 
 def test_a_webhook_while_the_broker_is_down_is_recorded_answered_503_and_run_later(
