@@ -9,6 +9,7 @@ step); a message a worker has taken but not yet acknowledged (``acks_late``) sit
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,9 +39,12 @@ def broker_reachable(timeout: float = BROKER_CHECK_TIMEOUT_S) -> bool:
     return True
 
 
-def pending_task_ids(queues: Iterable[str]) -> set[str]:
+def pending_task_ids(queues: Iterable[str], *, taken_within_s: float | None = None) -> set[str]:
     """Ids of the task messages waiting in ``queues`` or taken but not yet acknowledged.
 
+    With ``taken_within_s``, a taken message counts only if a worker took it that recently: the
+    caller knows its task should have started by then, so an older one belongs to a worker that
+    died holding it (Redis would give it back only after the visibility timeout, over an hour).
     Raises ``BrokerUnavailable`` when the broker cannot be read (the caller then does nothing).
     """
     from migrator.celery import app
@@ -51,11 +55,20 @@ def pending_task_ids(queues: Iterable[str]) -> set[str]:
             client = channel.client
             keys = {channel._q_for_pri(queue, step) for queue in set(queues) for step in channel.priority_steps}
             ids = {_message_id(raw) for key in keys for raw in client.lrange(key, 0, -1)}
-            ids |= {_unacked_id(raw) for raw in client.hvals(channel.unacked_key)}
+            ids |= _taken_ids(client, channel, taken_within_s)
     except BROKER_ERRORS as exc:
         raise BrokerUnavailable(str(exc)) from exc
     ids.discard("")
     return ids
+
+
+def _taken_ids(client: Any, channel: Any, taken_within_s: float | None) -> set[str]:
+    if taken_within_s is None:
+        return {_unacked_id(raw) for raw in client.hvals(channel.unacked_key)}
+    tags = client.zrangebyscore(channel.unacked_index_key, time.time() - taken_within_s, "+inf")
+    if not tags:
+        return set()
+    return {_unacked_id(raw) for raw in client.hmget(channel.unacked_key, tags) if raw is not None}
 
 
 def _message_id(raw: bytes | str) -> str:

@@ -4,8 +4,8 @@ A stage row is written (``task_id``, ``queued_at``) before its message is publis
 database always knows what should be waiting in the broker. When Redis restarts without
 persistence, or a publish fails because the broker is down, the row stays queued and nothing
 would ever deliver it. Each sweep compares the next stage of every active run with what the broker
-holds (``worker.broker.pending_task_ids``) and publishes the missing ones again under the same
-task id. A message that was in fact still on its way is harmless: the claim is a conditional
+holds (``worker.broker.pending_task_ids``: queued, or taken by a worker within the last minute)
+and publishes the missing ones again under the same task id. A message that was in fact still on its way is harmless: the claim is a conditional
 UPDATE, so only one delivery runs the stage.
 
 Runs of the command line (``migrate_repo``) run in their own process and are never touched.
@@ -27,6 +27,10 @@ from worker.broker import BROKER_ERRORS, BrokerUnavailable, pending_task_ids
 
 log = logging.getLogger(__name__)
 Republisher = Callable[[Stage], None]
+# A worker takes a stage message only when a process is free for it (prefetch 1, acks_late) and
+# claims the stage at once; a message taken longer ago whose stage is still queued was held by a
+# worker that died before claiming it.
+TAKEN_CLAIM_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,8 @@ def resend_lost_stages(now: datetime, dispatch: pipeline.Dispatcher, republish: 
     stages = next_stages(now, grace)
     handed_out = [s for s in stages if s.task_id]
     try:
-        pending = pending_task_ids({s.queue for s in handed_out}) if handed_out else set()
+        queues = {s.queue for s in handed_out}
+        pending = pending_task_ids(queues, taken_within_s=TAKEN_CLAIM_S) if handed_out else set()
     except BrokerUnavailable as exc:
         log.warning("sweep: cannot read the broker (%s); lost stages are re-sent on a later pass", exc)
         return Resent([], [])

@@ -84,3 +84,36 @@ def test_only_the_next_stage_of_a_run_is_considered(team_user, empty_broker) -> 
     transitions.claim_stage(fetch.pk, "w")  # running: its message was taken, nothing to re-send
     Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(hours=1))
     assert _sweep() == ([], [])
+
+
+@pytest.fixture
+def broker_client():  # type: ignore[no-untyped-def]
+    """The test broker's Redis client and kombu's key names, to place messages as a worker holds them."""
+    from migrator.celery import app
+
+    with app.connection_for_write() as conn:
+        channel = conn.default_channel
+        yield channel.client, channel.unacked_key, channel.unacked_index_key
+        channel.client.delete(channel.unacked_key, channel.unacked_index_key)
+
+
+def _held_by_a_worker(broker_client, task_id: str, taken_s_ago: float) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import time
+
+    client, unacked, index = broker_client
+    tag = f"tag-{task_id}"
+    client.hset(unacked, tag, json.dumps([{"headers": {"id": task_id}, "body": ""}, "", "cpu"]))
+    client.zadd(index, {tag: time.time() - taken_s_ago})
+
+
+def test_a_message_a_worker_took_a_moment_ago_is_left_to_it(team_user, empty_broker, broker_client) -> None:  # type: ignore[no-untyped-def]
+    _enqueued_long_ago(_run(team_user[1], "taken"), "task-taken")
+    _held_by_a_worker(broker_client, "task-taken", taken_s_ago=2)
+    assert _sweep() == ([], [])
+
+
+def test_a_message_held_unclaimed_for_long_belonged_to_a_dead_worker_and_is_sent_again(team_user, empty_broker, broker_client) -> None:  # type: ignore[no-untyped-def]
+    held = _enqueued_long_ago(_run(team_user[1], "held"), "task-held")
+    _held_by_a_worker(broker_client, "task-held", taken_s_ago=600)  # Redis would return it after 75 min
+    assert _sweep() == ([held.pk], [])
