@@ -5,7 +5,7 @@ import hashlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from django.conf import settings as django_settings
 from django.contrib.auth.models import User
@@ -128,7 +128,7 @@ def create_run(
 
 @transaction.atomic
 def store_archive_and_create_run(
-    project: Project, *, user: User | None, upload: Any | None, ref: str = "", pr_url: str = "",
+    project: Project, *, user: User | None, upload: IO[bytes] | None, ref: str = "", pr_url: str = "",
     trigger: str = Trigger.WEB,
 ) -> Run:
     """A run of a newly uploaded archive (or of the project's source when ``upload`` is None)."""
