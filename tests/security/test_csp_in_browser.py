@@ -47,7 +47,7 @@ def test_chromium_reports_no_policy_violation(live_server, finished_run, team_us
         page.click("button[type=submit]")
         page.wait_for_url(f"{base}/")
         for path in (f"/runs/{finished_run.pk}/", f"/runs/{finished_run.pk}/files/",
-                     f"/runs/{finished_run.pk}/files/src/deep/er/k.cu", "/runners/"):
+                     f"/runs/{finished_run.pk}/files/src/deep/er/k.cu", "/runners/", "/api/v1/docs"):
             page.goto(base + path)
             page.wait_for_load_state("networkidle")
         page.goto(f"{base}/notebook/")

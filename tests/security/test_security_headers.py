@@ -24,11 +24,11 @@ PROBE = (
 )
 
 
-def _deployment(**env: str) -> tuple[int, str]:
+def _deployment(var_dir: Path, **env: str) -> tuple[int, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MIGRATOR_")}
     proc = subprocess.run(
         [sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True,
-        env={**clean, "DJANGO_SETTINGS_MODULE": "migrator.settings", "MIGRATOR_VAR_DIR": "/tmp/migrator-tests", **env},
+        env={**clean, "DJANGO_SETTINGS_MODULE": "migrator.settings", "MIGRATOR_VAR_DIR": str(var_dir), **env},
     )
     return proc.returncode, proc.stdout.strip() or proc.stderr.strip().splitlines()[-1]
 
@@ -41,14 +41,16 @@ def _deployment(**env: str) -> tuple[int, str]:
     ({"MIGRATOR_PUBLIC_URL": "https://migrator.example.com", "MIGRATOR_TLS": "false"}, [False, False, False, 0]),
     ({"MIGRATOR_TLS": "true", "MIGRATOR_HSTS_SECONDS": "600"}, [True, True, True, 600]),
 ])
-def test_tls_settings_follow_the_public_url_unless_set_explicitly(env: dict[str, str], expected: list[object]) -> None:
-    code, out = _deployment(**env)
+def test_tls_settings_follow_the_public_url_unless_set_explicitly(
+    env: dict[str, str], expected: list[object], tmp_path: Path,
+) -> None:
+    code, out = _deployment(tmp_path, **env)
     assert code == 0, out
     assert json.loads(out) == expected
 
 
-def test_a_bad_tls_value_stops_start_up() -> None:
-    code, out = _deployment(MIGRATOR_TLS="sometimes")
+def test_a_bad_tls_value_stops_start_up(tmp_path: Path) -> None:
+    code, out = _deployment(tmp_path, MIGRATOR_TLS="sometimes")
     assert code != 0 and "MIGRATOR_TLS must be true or false" in out
 
 
