@@ -189,7 +189,7 @@ def celery_worker_process(request, transactional_db, settings) -> Iterator[subpr
     log.close()
 
 
-def _wait_for_worker(proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
+def _wait_for_worker(proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
     from migrator.celery import app
 
     deadline = time.monotonic() + timeout
