@@ -21,14 +21,21 @@ import argparse
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hipify_call_tables import argument_casts, overloads  # noqa: E402
+
 OUTPUT = Path(__file__).resolve().parent.parent / "translator" / "data" / "hip_mappings.json"
+CALLS_OUTPUT = OUTPUT.with_name("hip_call_rewrites.json")
 COLUMNS = (
     "cuda", "hip", "roc", "kind", "family", "library", "status",
     "cuda_added", "cuda_deprecated", "cuda_changed", "cuda_removed",
-    "hip_added", "hip_deprecated", "hip_changed", "hip_removed", "hip_experimental",
+    "hip_added", "hip_deprecated", "hip_changed", "hip_removed", "hip_experimental", "flags",
 )
+# Support flags of HIPIFY's maps that change what is emitted (hipify-clang's Statistics::is*).
+KEPT_FLAGS = ("HIP_UNSUPPORTED", "ROC_UNSUPPORTED", "HIP_EXPERIMENTAL", "ROC_MIOPEN_ONLY", "HIP_SUPPORTED_V2_ONLY")
 TABLE_LIBRARY = {
     "CUDA_Runtime_API": "runtime", "CUDA_Driver_API": "driver", "CUDA_Device_API": "device",
     "CUDA_RTC_API": "nvrtc", "CUBLAS_API": "cublas", "CURAND_API": "curand", "CUFFT_API": "cufft",
@@ -130,9 +137,17 @@ def refine_library(name: str, library: str) -> str:
     return library
 
 
+def kept_flags(flags: str) -> str | None:
+    kept = [flag for flag in (part.strip() for part in flags.split("|")) if flag in KEPT_FLAGS]
+    return " ".join(kept) or None
+
+
 def finish_row(row: dict[str, str | None], facts: dict[str, tuple[str, str, str, str, str]]) -> dict[str, str | None]:
     name = row["cuda"] or ""
-    conv = facts.get(name, ("", "", "", "", ""))[2]
+    _hip, source_roc, conv, _api, flags = facts.get(name, ("", "", "", "", ""))
+    # The docs tables carry a ROC column only for some libraries; the maps give every rocName.
+    row["roc"] = row["roc"] or source_roc or None
+    row["flags"] = kept_flags(flags)
     section = row.pop("section") or ""
     kind = KIND_BY_CONV.get(conv) or ("type" if ("type" in section and not conv) else "function")
     library = refine_library(name, row["library"] or "")
@@ -163,7 +178,8 @@ def header_rows(git_dir: Path, include_dirs: list[Path]) -> list[dict[str, str |
             continue
         rows.append({"cuda": cuda, "hip": installed_header(hip, include_dirs) or None, "roc": roc or None,
                      "kind": "header", "family": "header", "library": API_LIBRARY.get(api, api.lower()),
-                     "status": "unsupported" if "UNSUPPORTED" in (flags or "") else "supported"})
+                     "status": "unsupported" if "UNSUPPORTED" in (flags or "") else "supported",
+                     "flags": kept_flags(flags or "")})
     return rows
 
 
@@ -175,6 +191,19 @@ def installed_header(name: str, include_dirs: list[Path]) -> str:
         if (d / "hip" / name).exists():
             return f"hip/{name}"
     return name
+
+
+def hip_version_of(include_dirs: list[Path]) -> str:
+    """'HIP 6.4' from hip/hip_version.h, so the data file names no machine path."""
+    for folder in include_dirs:
+        header = folder / "hip" / "hip_version.h"
+        if header.is_file():
+            text = header.read_text()
+            major = re.search(r"HIP_VERSION_MAJOR\s+(\d+)", text)
+            minor = re.search(r"HIP_VERSION_MINOR\s+(\d+)", text)
+            if major and minor:
+                return f"HIP {major.group(1)}.{minor.group(1)} headers"
+    return "no HIP headers found"
 
 
 def main() -> None:
@@ -198,7 +227,7 @@ def main() -> None:
         "provenance": {
             "source": "https://github.com/ROCm/HIPIFY (docs/tables/*.md and name maps in src/CUDA2HIP*.cpp)",
             "commit": commit,
-            "headers_checked_against": [str(d) for d in include_dirs],
+            "headers_checked_against": hip_version_of(include_dirs),
             "regenerate": "python scripts/gen_hip_mappings.py <HIPIFY git dir> [--include-dir /usr/include]",
         },
         "columns": list(COLUMNS),
@@ -206,6 +235,20 @@ def main() -> None:
     }
     args.output.write_text(json.dumps(document, separators=(",", ":")) + "\n")
     print(f"wrote {len(rows)} mappings from HIPIFY {commit[:12]} to {args.output}")
+    write_call_tables(git_dir, commit, args.output.with_name(CALLS_OUTPUT.name))
+
+
+def write_call_tables(git_dir: Path, commit: str, output: Path) -> None:
+    """hipify-clang's argument rewrites and overloads (HipifyAction.cpp) as data."""
+    source = git_show(git_dir, "src/HipifyAction.cpp")
+    document = {
+        "provenance": {"source": "https://github.com/ROCm/HIPIFY (FuncArgCasts, FuncOverloads in src/HipifyAction.cpp)",
+                       "commit": commit},
+        "argument_casts": argument_casts(source),
+        "overloads": overloads(source),
+    }
+    output.write_text(json.dumps(document, indent=0, sort_keys=True) + "\n")
+    print(f"wrote {len(document['argument_casts'])} call rewrites to {output}")
 
 
 if __name__ == "__main__":
