@@ -63,6 +63,11 @@ SUPPLEMENT = [
      "library": "nccl", "status": "supported"},
     {"cuda": "cuda_bf16.h", "hip": "hip/hip_bfloat16.h", "roc": None, "kind": "header", "family": "header",
      "library": "bf16", "status": "supported"},
+    # Parts of the CUDA runtime headers that hip/hip_runtime.h provides as a whole (vector types and
+    # make_* functions, built-in variables): dropped like device_launch_parameters.h.
+    *({"cuda": name, "hip": None, "roc": None, "kind": "header", "family": "header", "library": "runtime",
+       "status": "supported"} for name in ("builtin_types.h", "vector_functions.h", "vector_functions.hpp",
+                                           "host_defines.h", "device_types.h")),
 ]
 ROW = re.compile(r"^\|`([^`]+)`\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|\s*(?:`([^`]*)`)?\s*\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|(?:\s*(?:`([^`]*)`)?\s*\|)?")
 MAP_ENTRY = re.compile(r'\{"([^"]+)",\s*\{"([^"]*)",\s*"([^"]*)",\s*(CONV_\w+),\s*(API_\w+)(?:,\s*[\w:]+)?(?:,\s*([A-Z_| ]+))?\}\}')

@@ -10,6 +10,8 @@ import re
 from collections.abc import Container
 
 ENUMERATOR = re.compile(r"(?:^|,)\s*(\w+)")
+# ``#define __CUDACC__`` pretends to be nvcc; it is translated (to ``__HIPCC__``), never kept.
+COMPILER_MACROS = frozenset({"__CUDACC__", "__NVCC__", "__CUDA_ARCH__", "__CUDACC_RTC__"})
 
 
 @functools.lru_cache(maxsize=8)
@@ -40,4 +42,4 @@ def defined_names(text: str, interesting: Container[str], candidates: str) -> se
         for match in ENUM.finditer(text):
             found.update((match.group(1), match.group(3)))
             found.update(ENUMERATOR.findall(match.group(2)))
-    return {name for name in found if name and name in interesting}
+    return {name for name in found if name and name in interesting and name not in COMPILER_MACROS}

@@ -26,6 +26,8 @@ class TranslateOptions:
     translate_strings: rewrite CUDA API names inside string literals, as hipify-clang does.
     library_header_folders: ``<hipblas/hipblas.h>`` rather than ``<hipblas.h>`` (None: when the target is >= 6.0,
         where ROCm ships only the former).
+    struct_tags: after ``struct``, write the struct tag where HIP's name is a typedef
+        (``struct _hipGraphicsResource``; ``struct hipGraphicsResource``, as hipify-clang writes it, does not compile).
     skip_excluded_blocks: leave ``#if`` branches that are not taken untouched (``defines`` are set).
     keep_names: CUDA names the project defines itself; they are left alone in this file.
     """
@@ -43,6 +45,7 @@ class TranslateOptions:
     translate_strings: bool = True
     skip_excluded_blocks: bool = False
     library_header_folders: bool | None = None
+    struct_tags: bool = True
     defines: tuple[tuple[str, str], ...] = ()
     keep_names: frozenset[str] = field(default_factory=frozenset)
     detect_local_definitions: bool = True  # translate_tree turns it off: its pre-pass follows the include graph

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from translator.mapping import ApiMapping, MappingDB, load_default
 from translator.options import TranslateOptions, parse_version
 
+ARCH_VALUE = "(__HIP_DEVICE_COMPILE__ * 800)"  # __CUDA_ARCH__ as a number: sm_80 in the device pass, else 0
+
 CUDA_LIKE = re.compile(r"^(?:cuda|cublas|curand|cufft|cusparse|cusolver|cudnn|nvrtc|CUDA|CU|CUBLAS|CURAND|CUFFT|CUSPARSE|CUSOLVER|CUDNN|NVRTC)[A-Z_]")
 RUNTIME_LIBRARIES = frozenset({"runtime", "driver"})
 # hipify-clang's Statistics::isToRoc: the APIs whose rocName is used under --roc / --miopen.
@@ -150,4 +152,8 @@ def build_rules(target: Target, db: MappingDB | None = None) -> RuleSet:
         rule = make_rule(mapping, target)
         if rule is not None:
             rules[mapping.cuda] = rule
+    # __CUDA_ARCH__ in code (``#if`` lines are handled by translator.guards): the value nvcc gives it,
+    # defined only in the device pass as with nvcc.
+    rules["__CUDA_ARCH__"] = Rule(replacement=ARCH_VALUE, family="device", reason="", cuda_status="",
+                                  cuda_since="", needs_runtime=False)
     return RuleSet(rules=rules, headers=headers, identifier_pattern=candidate_pattern(sorted(rules)))

@@ -28,6 +28,9 @@ TOKENS = r"""(?:(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*")|
 PASSIVE_TOKENS = frozenset({"comment", "char", "stray", "end"})
 STRING_WORD = re.compile(r"(?<![^\s\"])(?:cu|CU)[^\s\"]*")
 CUB_SCOPE = re.compile(r"\s*::")
+# HIP names that are typedefs of a differently named struct: after ``struct`` the tag must be used.
+STRUCT_TAGS = {"hipGraphicsResource": "_hipGraphicsResource"}
+STRUCT_BEFORE = re.compile(r"\bstruct\s+$")
 CUB_NAMESPACE = "hipcub"
 
 
@@ -143,6 +146,8 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
                 new = _cub(text, end, scan)
             else:
                 new = scan.identifier(token, start)
+                if new in STRUCT_TAGS and options.struct_tags and STRUCT_BEFORE.search(text, max(0, start - 40), start):
+                    new = STRUCT_TAGS[new]
                 if marks_calls and new != token and call_tables.wants(token, target.roc, target.miopen):
                     scan.calls.append(token)
                     new += calls.MARK
