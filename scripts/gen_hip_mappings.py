@@ -1,7 +1,8 @@
 """Derive translator/data/hip_mappings.json from a checkout of AMD HIPIFY.
 
 Usage:
-    .venv/bin/python scripts/gen_hip_mappings.py HIPIFY_GIT_DIR [--include-dir /usr/include]
+    .venv/bin/python scripts/gen_hip_mappings.py HIPIFY_GIT_DIR [--include-dir ROOT/usr/include]
+        [--declared-in 5.2=HIP52/usr/include]
 
 HIPIFY_GIT_DIR is a git directory (a bare clone works: we read with ``git show``).
 Facts come from two published parts of HIPIFY:
@@ -211,11 +212,44 @@ def hip_version_of(include_dirs: list[Path]) -> str:
     return "no HIP headers found"
 
 
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def declared_identifiers(include_dir: Path) -> set[str]:
+    """Every identifier in the AMD-platform headers under ``include_dir`` (comments removed)."""
+    names: set[str] = set()
+    for header in include_dir.rglob("*.h"):
+        if "nvidia_detail" in header.parts:
+            continue
+        names.update(IDENTIFIER.findall(COMMENT.sub(" ", header.read_text(errors="replace"))))
+    return names
+
+
+def correct_hip_added(rows: dict[str, dict[str, str | None]], version: str, include_dir: Path) -> int:
+    """HIPIFY's tables give some names a later HIP version than the headers that already declare them
+    (hipDataType, HIP_R_*: tables say 5.7, HIP 5.2 declares them); the headers win."""
+    declared = declared_identifiers(include_dir)
+    fixed = 0
+    for row in rows.values():
+        added = row.get("hip_added")
+        if row.get("hip") in declared and added and _version(added) > _version(version):
+            row["hip_added"] = version
+            fixed += 1
+    return fixed
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("hipify_git_dir", type=Path)
     parser.add_argument("--include-dir", type=Path, action="append", default=None)
     parser.add_argument("-o", "--output", type=Path, default=OUTPUT)
+    parser.add_argument("--declared-in", action="append", default=[], metavar="VERSION=INCLUDE_DIR",
+                        help="HIP headers of that version: names they declare get hip_added <= VERSION")
     args = parser.parse_args()
     include_dirs = args.include_dir or [Path("/usr/include")]
     git_dir: Path = args.hipify_git_dir
@@ -226,6 +260,10 @@ def main() -> None:
             rows.setdefault(row["cuda"] or "", finish_row(row, facts))
     for row in header_rows(git_dir, include_dirs) + SUPPLEMENT:
         rows.setdefault(row["cuda"] or "", row)
+    corrections: dict[str, int] = {}
+    for spec in args.declared_in:
+        version, _, folder = spec.partition("=")
+        corrections[f"HIP {version} headers"] = correct_hip_added(rows, version, Path(folder))
     commit = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "HEAD"],
                             check=True, capture_output=True, text=True).stdout.strip()
     document = {
@@ -233,7 +271,9 @@ def main() -> None:
             "source": "https://github.com/ROCm/HIPIFY (docs/tables/*.md and name maps in src/CUDA2HIP*.cpp)",
             "commit": commit,
             "headers_checked_against": hip_version_of(include_dirs),
-            "regenerate": "python scripts/gen_hip_mappings.py <HIPIFY git dir> [--include-dir /usr/include]",
+            "hip_added_lowered_by_declarations_in": corrections,
+            "regenerate": "python scripts/gen_hip_mappings.py <HIPIFY git dir> --include-dir <ROCm 6.4 root>/usr/include"
+                          " --declared-in 5.2=<libamdhip64-dev 5.2 unpacked>/usr/include",
         },
         "columns": list(COLUMNS),
         "rows": [[rows[name].get(col) for col in COLUMNS] for name in sorted(rows)],

@@ -75,3 +75,36 @@ def to_options(flags: HipifyClangFlags, base: TranslateOptions | None = None) ->
         skip_excluded_blocks=skip,
         defines=tuple(sorted({**dict(base.defines), **dict(flags.defines)}.items())),
     )
+
+
+# Our long options and hipify-clang's, which hipify-clang (LLVM's parser) also accepts with one dash.
+LONG_OPTIONS = frozenset({*FLAG_NAMES, "print-stats", "o-dir", "output", "launch-style", "roc-libraries",
+                          "rename-cu-to-hip", "exclude", "target-hip-version", "declared-names", "keep-strings",
+                          "account"})
+# hipify-clang options that only concern its own clang run or its logging: accepted, ignored.
+IGNORED_OPTIONS = frozenset({"cuda-path", "clang-resource-directory", "temp-dir", "save-temps", "v",
+                             "no-backup", "cuda-gpu-arch", "p", "no-undocumented-features",
+                             "no-warnings-on-undocumented-features", "print-stats-csv", "o-stats"})
+
+
+def normalize_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(our arguments, clang arguments): one-dash long names get two, ``-o=X`` is split, and
+    ``-D``/``-I`` before ``--`` go with the clang arguments, as hipify-clang takes them."""
+    ours: list[str] = []
+    clang: list[str] = []
+    for index, argument in enumerate(argv):
+        if argument == "--":
+            clang.extend(argv[index + 1:])
+            break
+        name, equals, value = argument.lstrip("-").partition("=")
+        if argument.startswith(("-D", "-I")) and len(argument) > 2:
+            clang.append(argument)
+        elif argument.startswith("-") and name in IGNORED_OPTIONS:
+            continue
+        elif argument.startswith("-") and (name in LONG_OPTIONS or name == "o"):
+            ours.append("-o" if name == "o" else f"--{name}")
+            if equals:
+                ours.append(value)
+        else:
+            ours.append(argument)
+    return ours, clang

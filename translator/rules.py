@@ -10,7 +10,9 @@ from translator.options import TranslateOptions, parse_version
 
 ARCH_VALUE = "(__HIP_DEVICE_COMPILE__ * 800)"  # __CUDA_ARCH__ as a number: sm_80 in the device pass, else 0
 
-CUDA_LIKE = re.compile(r"^(?:cuda|cublas|curand|cufft|cusparse|cusolver|cudnn|nvrtc|CUDA|CU|CUBLAS|CURAND|CUFFT|CUSPARSE|CUSOLVER|CUDNN|NVRTC)[A-Z_]")
+# CUDA-looking names HIPIFY does not list; a bare library word (``at::DeviceType::CUDA``) is not one.
+CUDA_LIKE = re.compile(r"^(?!(?:CUDA|CUBLAS|CURAND|CUFFT|CUSPARSE|CUSOLVER|CUDNN|NVRTC)$)"
+                       r"(?:cuda|cublas|curand|cufft|cusparse|cusolver|cudnn|nvrtc|CUDA|CU|CUBLAS|CURAND|CUFFT|CUSPARSE|CUSOLVER|CUDNN|NVRTC)[A-Z_]")
 RUNTIME_LIBRARIES = frozenset({"runtime", "driver"})
 # hipify-clang's Statistics::isToRoc: the APIs whose rocName is used under --roc / --miopen.
 ROC_LIBRARIES = frozenset({"cublas", "cudnn", "cusparse", "cusolver", "runtime", "complex", "curand",

@@ -75,3 +75,14 @@ int copy(cudaMemcpyKind k) { return k == cudaMemcpyHostToDevice ? cudaSuccess : 
     assert result.account.kept_local == ["cudaMemcpyHostToDevice", "cudaMemcpyHostToHost", "cudaMemcpyKind",
                                          "cudaSuccess"]
     assert result.account.unconverted == []
+
+
+def test_names_hipify_does_not_list_are_not_reported_as_unconverted_api(hip52: TranslateOptions) -> None:
+    source = """#include <cuda_runtime.h>
+bool on_gpu(const at::Tensor& t) { return t.device().type() == at::DeviceType::CUDA; }
+int run() { int cudaResult = 0; CUresult status = CUDA_SUCCESS; return cudaResult + status; }
+"""
+    result = translate_source(source, "run.cpp", hip52)
+    assert result.account.unconverted == []
+    assert [f["name"] for f in result.account.cuda_like] == ["cudaResult"]
+    assert "at::DeviceType::CUDA;" in result.text and "int cudaResult = 0; hipError_t status = hipSuccess;" in result.text
