@@ -14,6 +14,7 @@ Prints passed/total, failures per category and regressions against hipify-perl.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shlex
@@ -103,8 +104,22 @@ def discover(hipify_dir: Path) -> list[SuiteTest]:
 SUITE_BASE = TranslateOptions(library_header_folders=False, struct_tags=False)
 
 
+VERSIONED_NAME = re.compile(r"_(before_)?(\d{4,5})(?:_\d{4,5})?(?:_[A-Za-z]\w*)?\.\w+$")
+
+
+def cuda_version_for(name: str) -> str:
+    """A CUDA version the test is meant for: lit.cfg runs ``x_11030_12000.cu`` only on CUDA 11.3 up to 12
+    and ``x_before_11000.cu`` only below 11; the rest run on the CUDA 12 we assume by default."""
+    match = VERSIONED_NAME.search(name)
+    if match is None:
+        return SUITE_BASE.assumed_cuda_version
+    number = int(match.group(2)) - (10 if match.group(1) else 0)
+    return f"{number // 1000}.{number % 1000 // 10}"
+
+
 def translate_ours(test: SuiteTest) -> str:
     options = to_options(parse_flags(list(test.arguments)), SUITE_BASE)
+    options = dataclasses.replace(options, assumed_cuda_version=cuda_version_for(test.name))
     return translate_source(test.path.read_text(errors="surrogateescape"), str(test.path), options).text
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from translator import calls, guards, launch
+from translator import calls, conditionals, guards, launch
 from translator.account import FileAccount, Finding
 from translator.includes import RUNTIME_HEADER, IncludeState, insert_runtime_include, rewrite_include
 from translator.localdefs import defined_names
@@ -130,6 +130,7 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
 def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
              ggl: bool, options: TranslateOptions) -> str:
     versions = guards.version_macros(options.assumed_cuda_version)
+    skipped = _skipped_regions(text, versions, options)
     target = scan.target
     call_tables = calls.load_tables()
     marks_calls = calls.MARK not in text
@@ -140,6 +141,8 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
         if kind is None or kind in PASSIVE_TOKENS:
             continue
         start, end = match.span(kind)
+        if skipped is not None and start in skipped:
+            continue
         token = text[start:end]
         if kind == "ident":
             if token == "cub":
@@ -171,6 +174,14 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+def _skipped_regions(text: str, versions: dict[str, str],
+                     options: TranslateOptions) -> conditionals.InactiveRegions | None:
+    if not options.skip_excluded_blocks or "#" not in text:
+        return None
+    predefined = {**versions, "__CUDACC__": "1", **dict(options.defines)}
+    return conditionals.inactive_regions(text, predefined)
 
 
 def _string_word(word: str, scan: _Scan) -> str:
