@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from translator import rulecache
 from translator.hipify_compat import FLAG_NAMES, normalize_argv, parse_flags, to_options
 from translator.options import DEFAULT_EXCLUDES, TranslateOptions
 
@@ -31,6 +32,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--keep-strings", action="store_true", help="leave string literals untouched")
     parser.add_argument("--account", type=Path, help="write the full JSON account here")
     parser.add_argument("--print-stats", action="store_true", help="print the account summary to stderr")
+    parser.add_argument("--no-cache", action="store_true", help="do not keep built rule tables on disk")
     for name in FLAG_NAMES:
         parser.add_argument(f"--{name}", action="store_true", help="as hipify-clang")
     return parser.parse_args(ours), clang
@@ -61,6 +63,8 @@ def _declared(path: Path | None) -> frozenset[str] | None:
 def main(argv: list[str] | None = None) -> int:
     args, clang = parse_args(sys.argv[1:] if argv is None else argv)
     options = build_options(args, clang)
+    if not args.no_cache:
+        rulecache.enable(rulecache.default_directory())
     if len(args.src) == 1 and args.src[0].is_dir():
         return _tree(args, options)
     missing = [str(p) for p in args.src if not p.is_file()]

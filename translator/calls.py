@@ -37,13 +37,20 @@ class Cast:
     count: int = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CallTables:
     casts: dict[str, dict[tuple[bool, bool], tuple[Cast, ...]]]  # name -> (roc, miopen) -> casts
     overloads: dict[str, dict[int, str]]  # name -> number of arguments -> HIP name
 
-    def wants(self, name: str, roc: bool, miopen: bool) -> bool:
-        return (roc, miopen) in self.casts.get(name, {}) or name in self.overloads
+    def wanted(self, roc: bool, miopen: bool) -> frozenset[str]:
+        """CUDA names whose calls have a rewrite under these switches."""
+        return _wanted(self, roc, miopen)
+
+
+@functools.lru_cache(maxsize=8)
+def _wanted(tables: CallTables, roc: bool, miopen: bool) -> frozenset[str]:
+    return frozenset(name for name, variants in tables.casts.items() if (roc, miopen) in variants) | frozenset(
+        tables.overloads)
 
 
 @functools.cache
@@ -59,7 +66,11 @@ def load_tables() -> CallTables:
 def rewrite_calls(text: str, names: list[str], roc: bool, miopen: bool) -> tuple[str, int]:
     """Apply the rewrites at each ``MARK`` (``names[i]`` is the CUDA name of the i-th). Returns (text, edits)."""
     tables = load_tables()
-    marks = [index for index, char in enumerate(text) if char == MARK]
+    marks: list[int] = []
+    position = text.find(MARK)
+    while position >= 0:
+        marks.append(position)
+        position = text.find(MARK, position + 1)
     edits = 0
     for mark, name in reversed(list(zip(marks, names, strict=True))):
         text, changed = _one_call(text, mark, name, tables, roc, miopen)

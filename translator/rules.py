@@ -4,7 +4,9 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from translator import rulecache
 from translator.mapping import ApiMapping, MappingDB, load_default
 from translator.options import TranslateOptions, parse_version
 
@@ -39,8 +41,7 @@ class Target:
                    header_folders=version >= (6,) if folders is None else folders)
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):  # a tuple: thousands of them pickle and load fast (translator.rulecache)
     replacement: str | None  # None: leave the CUDA name and report it
     family: str
     reason: str  # why not converted ("" when converted)
@@ -144,7 +145,16 @@ def candidate_pattern(names: list[str]) -> str:
 
 @functools.lru_cache(maxsize=16)
 def build_rules(target: Target, db: MappingDB | None = None) -> RuleSet:
-    db = db or load_default()
+    if db is not None:
+        return _build(target, db)
+    ruleset = rulecache.load(target)
+    if ruleset is None:
+        ruleset = _build(target, load_default())
+        rulecache.store(target, ruleset)
+    return ruleset
+
+
+def _build(target: Target, db: MappingDB) -> RuleSet:
     rules: dict[str, Rule] = {}
     headers: dict[str, ApiMapping] = {}
     for mapping in db.mappings():

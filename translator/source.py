@@ -115,7 +115,7 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     account = FileAccount(path=path)
     keep: set[str] | frozenset[str] = options.keep_names
     if options.detect_local_definitions:
-        keep = keep | defined_names(text, _Interesting(ruleset.rules), ruleset.identifier_pattern)
+        keep = keep | defined_names(text, _Interesting(ruleset.rules))
     scan = _Scan(text, ruleset.rules, keep, account, options.max_unconverted_listed, target)
     includes = IncludeState(includer_dir=Path(path).parent if path else None, target=target)
     ggl = options.launch_style == "ggl" and launch.MARK not in text
@@ -132,7 +132,7 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     versions = guards.version_macros(options.assumed_cuda_version)
     skipped = _skipped_regions(text, versions, options)
     target = scan.target
-    call_tables = calls.load_tables()
+    wanted_calls = calls.load_tables().wanted(target.roc, target.miopen)
     marks_calls = calls.MARK not in text
     pieces: list[str] = []
     cursor = 0
@@ -151,7 +151,7 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
                 new = scan.identifier(token, start)
                 if new in STRUCT_TAGS and options.struct_tags and STRUCT_BEFORE.search(text, max(0, start - 40), start):
                     new = STRUCT_TAGS[new]
-                if marks_calls and new != token and call_tables.wants(token, target.roc, target.miopen):
+                if token in wanted_calls and new != token and marks_calls:
                     scan.calls.append(token)
                     new += calls.MARK
         elif kind == "string":

@@ -64,7 +64,7 @@ def project_definitions(files: list[Path], src: Path, options: TranslateOptions)
             text = read_text(path)[0]
             includes[relative] = included_names(text)
             if not is_excluded(relative, options.exclude_globs):
-                defined[relative] = defined_names(text, interesting, ruleset.identifier_pattern)
+                defined[relative] = defined_names(text, interesting)
     graph = IncludeGraph(includes)
     visible: dict[str, frozenset[str]] = {}
     for relative in includes:

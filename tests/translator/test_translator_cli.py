@@ -76,3 +76,21 @@ def test_a_tree_is_translated_with_declared_names(tmp_path: Path) -> None:
         ("cudaDeviceSynchronize", "not-declared-by-toolchain")]
     text = (tmp_path / "out" / "a.cu").read_text()
     assert "hipMalloc(&x, 4);" in text and "hipblasHandle_t h;" in text
+
+
+def test_the_command_line_keeps_rule_tables_on_disk(tmp_path: Path) -> None:
+    from translator import rulecache
+    from translator.mapping import load_default
+    from translator.options import TranslateOptions
+    from translator.rules import Target, _build
+
+    (tmp_path / "a.cu").write_text(SOURCE)
+    # a target no other test builds, so this process has not cached its table in memory yet
+    assert main([str(tmp_path / "a.cu"), "-o", str(tmp_path / "a.hip"), "-miopen", "--target-hip-version", "6.1"]) == 0
+    stored = list(rulecache.default_directory().glob("*.pickle"))
+    assert len(stored) == 1
+    target = Target.of(TranslateOptions(miopen=True, target_hip_version="6.1"))
+    assert rulecache.load(target) == _build(target, load_default())
+    stored[0].write_bytes(b"not a pickle")
+    assert rulecache.load(target) is None  # rebuilt by the caller, never trusted
+    assert rulecache.load(Target.of(TranslateOptions(roc_libraries=True))) is None
