@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -202,18 +203,22 @@ def cli_tree_rate(src: Path, dst: Path, core: int) -> float:
     return time.perf_counter() - started
 
 
-def cli_startup_ms(tmp: Path, core: int, runs: int = 5) -> float:
-    """Median wall time of the command line on a one-kernel file (fresh interpreter each run)."""
+def cli_startup_ms(tmp: Path, core: int, runs: int = 5) -> tuple[float, float]:
+    """Median wall and CPU (user + system) time of the command line on a one-kernel file, in a fresh
+    interpreter each run; CPU time is what a busy shared machine does not inflate."""
     source = tmp / "tiny.cu"
     source.write_text("#include <cuda_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
                       "int main() { float* x; cudaMalloc(&x, 4); k<<<1, 1>>>(x); return cudaDeviceSynchronize(); }\n")
-    times = []
+    walls, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         subprocess.run(["taskset", "-c", str(core), sys.executable, "-m", "translator", str(source), "-o",
                         str(tmp / "tiny.hip")], cwd=ROOT, check=True, capture_output=True)
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+        walls.append((time.perf_counter() - started) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def main() -> None:
@@ -231,8 +236,8 @@ def main() -> None:
         size = sum(p.stat().st_size for p in files)
         print(f"corpus: {len(files)} files, {total_lines:,} lines, {size / 1e6:.1f} MB (everything on core {core})")
         print(f"start-up (import + load mapping DB, fresh interpreter): {startup_ms():.1f} ms")
-        startup = cli_startup_ms(tmp, core)
-        print(f"command line on a one-kernel file, median of 5: {startup:.0f} ms (target < 150 ms)")
+        wall, cpu = cli_startup_ms(tmp, core)
+        print(f"command line on a one-kernel file, median of 5: {wall:.0f} ms wall, {cpu:.0f} ms CPU (target < 150 ms)")
         seconds, lines, refs = builtin_rate(files)
         engine = lines / seconds
         print(f"engine in process: {lines:,} lines in {seconds:.2f} s = {engine:,.0f} lines/s ({refs} references accounted)")
