@@ -66,8 +66,10 @@ def cast_entry(index: Tree, info: Tree) -> dict[str, object] | None:
     if kind is None:
         return None
     value = unquote(info[2]) if len(info) > 2 else ""
+    if value is None and "HIP_LATEST" in str(info[2]):
+        value = "{hip_version}"  # the HIP version hipify-clang targets, as major * 100 + minor
     if value is None:
-        return None  # computed in C++ (the HIP version): not a fact we can copy
+        return None  # computed in C++: not a fact we can copy
     entry: dict[str, object] = {"arg": int(index), "kind": kind}
     if value:
         entry["value"] = value

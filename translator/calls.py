@@ -63,9 +63,13 @@ def load_tables() -> CallTables:
     return CallTables(casts=casts, overloads=overloads)
 
 
-def rewrite_calls(text: str, names: list[str], roc: bool, miopen: bool) -> tuple[str, int]:
-    """Apply the rewrites at each ``MARK`` (``names[i]`` is the CUDA name of the i-th). Returns (text, edits)."""
-    tables = load_tables()
+def rewrite_calls(text: str, names: list[str], roc: bool, miopen: bool,
+                  hip_version: tuple[int, ...] = ()) -> tuple[str, int]:
+    """Apply the rewrites at each ``MARK`` (``names[i]`` is the CUDA name of the i-th). Returns (text, edits).
+
+    ``hip_version`` fills the ``{hip_version}`` constant (``hipGetProcAddress``'s requested version).
+    """
+    tables = _with_version(load_tables(), hip_version)
     marks: list[int] = []
     position = text.find(MARK)
     while position >= 0:
@@ -76,6 +80,15 @@ def rewrite_calls(text: str, names: list[str], roc: bool, miopen: bool) -> tuple
         text, changed = _one_call(text, mark, name, tables, roc, miopen)
         edits += changed
     return text, edits
+
+
+@functools.lru_cache(maxsize=8)
+def _with_version(tables: CallTables, hip_version: tuple[int, ...]) -> CallTables:
+    number = str(hip_version[0] * 100 + hip_version[1]) if len(hip_version) >= 2 else "0"
+    casts = {name: {key: tuple(Cast(c.arg, c.kind, c.value.replace("{hip_version}", number), c.to, c.count)
+                               for c in variant) for key, variant in variants.items()}
+             for name, variants in tables.casts.items()}
+    return CallTables(casts=casts, overloads=tables.overloads)
 
 
 def _one_call(text: str, mark: int, name: str, tables: CallTables, roc: bool, miopen: bool) -> tuple[str, bool]:

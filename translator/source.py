@@ -215,7 +215,8 @@ def _finish(out: str, original: str, scan: _Scan, includes: IncludeState, ggl: b
     for name in includes.kept_local:
         account.warnings.append(f'"{name}" is the project\'s own header; left as is')
     if scan.calls:
-        out, edits = calls.rewrite_calls(out, scan.calls, scan.target.roc, scan.target.miopen)
+        out, edits = calls.rewrite_calls(out, scan.calls, scan.target.roc, scan.target.miopen,
+                                         scan.target.hip_version)
         if edits:
             account.converted["call-arguments"] += edits
     if ggl:
