@@ -36,7 +36,7 @@ def _key(target: Target) -> str:
     stat = DATA_FILE.stat()
     digest = hashlib.sha256(f"{stat.st_size}:{stat.st_mtime_ns}:{DATA_FILE}".encode())
     digest.update(repr((target.roc, target.miopen, target.hip_version, target.experimental,
-                        target.header_folders)).encode())
+                        target.header_folders, target.hip_data_types)).encode())
     digest.update("\n".join(sorted(target.declared)).encode() if target.declared is not None else b"-")
     return digest.hexdigest()[:32]
 

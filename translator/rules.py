@@ -31,6 +31,7 @@ class Target:
     experimental: bool = False
     declared: frozenset[str] | None = None
     header_folders: bool = True
+    hip_data_types: bool = False
 
     @classmethod
     def of(cls, options: TranslateOptions) -> Target:
@@ -38,7 +39,8 @@ class Target:
         folders = options.library_header_folders
         return cls(roc=options.roc_libraries, miopen=options.miopen, hip_version=version,
                    experimental=options.experimental, declared=options.declared_names,
-                   header_folders=version >= (6,) if folders is None else folders)
+                   header_folders=version >= (6,) if folders is None else folders,
+                   hip_data_types=options.use_hip_data_types)
 
 
 class Rule(NamedTuple):  # a tuple: thousands of them pickle and load fast (translator.rulecache)
@@ -68,7 +70,13 @@ def to_roc(mapping: ApiMapping, target: Target) -> bool:
     return target.miopen or (target.roc and not flagged(mapping, "ROC_MIOPEN_ONLY"))
 
 
+def is_hip_data_type(mapping: ApiMapping) -> bool:
+    return mapping.hip is not None and (mapping.hip == "hipDataType" or mapping.hip.startswith(("HIP_R_", "HIP_C_")))
+
+
 def target_name(mapping: ApiMapping, target: Target) -> str | None:
+    if target.hip_data_types and is_hip_data_type(mapping):
+        return mapping.hip  # --use-hip-data-types: hipDataType even where --roc has rocblas_datatype
     if to_roc(mapping, target):
         return None if flagged(mapping, "ROC_UNSUPPORTED") else (mapping.roc or mapping.hip)
     return None if flagged(mapping, "HIP_UNSUPPORTED") else mapping.hip

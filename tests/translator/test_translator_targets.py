@@ -55,3 +55,11 @@ def test_roc_and_miopen_pick_rocm_library_names_like_hipify_clang() -> None:
     assert roc.endswith("rocblas_double_complex z; hipStream_t s; miopenHandle_t h; rocblas_handle b;\n")
     miopen = translate_source(source, "f.cpp", TranslateOptions(miopen=True)).text
     assert "miopenAcceleratorQueue_t s;" in miopen
+
+
+def test_use_hip_data_types_keeps_hip_data_type_under_roc() -> None:
+    source = "cudaDataType_t t = CUDA_R_32F;\n"
+    assert translate_source(source, "f.cpp", TranslateOptions(roc_libraries=True)).text.endswith(
+        "rocblas_datatype_ t = rocblas_datatype_f32_r;\n")
+    options = TranslateOptions(roc_libraries=True, use_hip_data_types=True)
+    assert translate_source(source, "f.cpp", options).text.endswith("hipDataType t = HIP_R_32F;\n")
