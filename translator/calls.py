@@ -102,7 +102,7 @@ def _one_call(text: str, mark: int, name: str, tables: CallTables, roc: bool, mi
     head = text[:mark]
     overload = tables.overloads.get(name, {}).get(len(arguments))
     renamed = overload is not None and not head.endswith(overload)
-    if overload is not None:
+    if renamed and overload is not None:
         head = _rename_tail(head, overload)
     casts = tables.casts.get(name, {}).get((roc, miopen), ())
     if not casts:
