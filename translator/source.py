@@ -132,8 +132,7 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     versions = guards.version_macros(options.assumed_cuda_version)
     skipped = _skipped_regions(text, versions, options)
     target = scan.target
-    wanted_calls = calls.load_tables().wanted(target.roc, target.miopen)
-    marks_calls = calls.MARK not in text
+    call_names = calls.load_tables().wanted(target.roc, target.miopen) if calls.MARK not in text else frozenset()
     pieces: list[str] = []
     cursor = 0
     for match in token_regex(ruleset.identifier_pattern).finditer(text):
@@ -145,15 +144,7 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             continue
         token = text[start:end]
         if kind == "ident":
-            if token == "cub":
-                new = _cub(text, end, scan)
-            else:
-                new = scan.identifier(token, start)
-                if new in STRUCT_TAGS and options.struct_tags and STRUCT_BEFORE.search(text, max(0, start - 40), start):
-                    new = STRUCT_TAGS[new]
-                if token in wanted_calls and new != token and marks_calls:
-                    scan.calls.append(token)
-                    new += calls.MARK
+            new = _identifier(text, token, start, end, scan, call_names, options.struct_tags)
         elif kind == "string":
             if not options.translate_strings or ("cu" not in token and "CU" not in token):
                 continue
@@ -174,6 +165,19 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+def _identifier(text: str, token: str, start: int, end: int, scan: _Scan, call_names: frozenset[str],
+                struct_tags: bool) -> str:
+    if token == "cub":
+        return _cub(text, end, scan)
+    new = scan.identifier(token, start)
+    if new in STRUCT_TAGS and struct_tags and STRUCT_BEFORE.search(text, max(0, start - 40), start):
+        new = STRUCT_TAGS[new]
+    if token in call_names and new != token:
+        scan.calls.append(token)
+        new += calls.MARK
+    return new
 
 
 def _skipped_regions(text: str, versions: dict[str, str],
