@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,8 @@ ROCM6_HEADERS["hiprtc.h"] = "hip/hiprtc.h"
 INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)([<"])([^>"\n]+)([>"])(.*)$', re.DOTALL)
 RUNTIME_HEADER = "hip/hip_runtime.h"
 RUNTIME_INCLUDE = f"#include <{RUNTIME_HEADER}>"
-# Comments and literals, blanked out before looking for directives.
+# Comments and literals: a directive inside one is not a directive.
+SPACE_OR_COMMENTS = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
 NOT_CODE = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.DOTALL)
 DIRECTIVE = re.compile(r"^[ \t]*(#)[ \t]*(\w+)[ \t]*(\w*)", re.MULTILINE)
 
@@ -75,17 +77,31 @@ def rewrite_include(line: str, headers: dict[str, ApiMapping], state: IncludeSta
     return f"{lead}{opener}{target}{closer}{tail}"
 
 
-def code_view(text: str) -> str:
-    """``text`` with comments and literals blanked (same length, newlines kept)."""
-    return NOT_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+def _directives(text: str) -> list[re.Match[str]]:
+    """Directive lines of ``text`` that are code (not inside a comment)."""
+    found = list(DIRECTIVE.finditer(text))
+    if not found:
+        return found
+    spans = [m.span() for m in NOT_CODE.finditer(text)]
+    starts = [start for start, _ in spans]
+
+    def in_comment(position: int) -> bool:
+        index = bisect.bisect_right(starts, position) - 1
+        return index >= 0 and position < spans[index][1]
+
+    return [m for m in found if not in_comment(m.start(1))]
+
+
+def _only_comments(text: str, start: int, end: int) -> bool:
+    matched = SPACE_OR_COMMENTS.match(text, start, end)
+    return matched is not None and matched.end() == end
 
 
 def runtime_include_position(text: str) -> int:
     """Where hipify-clang inserts the runtime include into ``text``."""
-    view = code_view(text)
-    directives = list(DIRECTIVE.finditer(view))
+    directives = _directives(text)
     places = [m.end(3) for m in directives if m.group(2) == "pragma" and m.group(3) == "once"][:1]
-    guard = _include_guard(view, directives)
+    guard = _include_guard(text, directives)
     if guard is not None:
         places.append(guard)
     if places:
@@ -94,16 +110,16 @@ def runtime_include_position(text: str) -> int:
     return includes[0] if includes else 0
 
 
-def _include_guard(view: str, directives: list[re.Match[str]]) -> int | None:
+def _include_guard(text: str, directives: list[re.Match[str]]) -> int | None:
     """End of the guard name in ``#ifndef GUARD`` / ``#define GUARD`` ... ``#endif`` (nothing outside)."""
     conditionals = [m for m in directives if m.group(2) not in ("pragma", "include")]
-    if len(conditionals) < 3 or view[:conditionals[0].start()].strip():
+    if len(conditionals) < 3 or not _only_comments(text, 0, conditionals[0].start()):
         return None
     first, second, last = conditionals[0], conditionals[1], conditionals[-1]
     if first.group(2) != "ifndef" or second.group(2) != "define" or first.group(3) != second.group(3):
         return None
-    end_of_last = view.find("\n", last.end())
-    if last.group(2) != "endif" or (end_of_last >= 0 and view[end_of_last:].strip()):
+    end_of_last = text.find("\n", last.end())
+    if last.group(2) != "endif" or (end_of_last >= 0 and not _only_comments(text, end_of_last, len(text))):
         return None
     return first.end(3)
 

@@ -14,23 +14,30 @@ COMPILER_MACROS = frozenset({"__CUDACC__", "__NVCC__", "__CUDA_ARCH__", "__CUDAC
 
 
 # Any defined name; only those in ``interesting`` are kept. (Embedding the 3,000-character candidate
-# pattern here made these slower to compile, at every start, than to run.)
+# pattern here made these slower to compile, at every start, than to run.) Each pattern starts with a
+# literal, so the regex engine jumps between occurrences instead of trying every position.
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
-RECORD = re.compile(r"\b(?:struct|class|union)[ \t]+(\w+)\s*(?::[^{;]*)?\{")
-TYPEDEF = re.compile(r"\btypedef\b[^;{}]*?\b(\w+)\s*;")
+RECORDS = {keyword: re.compile(keyword + rf"(?<!\w{keyword})[ \t]+(\w+)\s*(?::[^{{;]*)?\{{")
+           for keyword in ("struct", "class", "union")}
+TYPEDEF = re.compile(r"typedef(?<!\wtypedef)\b([^;{}]*)[;{]")
 TYPEDEF_TAIL = re.compile(r"\}\s*(\w+)\s*;")
 
 
-ENUM = re.compile(r"\benum\s+(?:class\s+|struct\s+)?(\w*)\s*(?::[^{;]*)?\{([^}]*)\}\s*(\w*)")
+ENUM = re.compile(r"enum(?<!\wenum)\s+(?:class\s+|struct\s+)?(\w*)\s*(?::[^{;]*)?\{([^}]*)\}\s*(\w*)")
 
 
 def defined_names(text: str, interesting: Container[str]) -> set[str]:
     """Names in ``interesting`` that ``text`` defines."""
     found: set[str] = set(DEFINE.findall(text))
-    if "struct" in text or "class" in text or "union" in text:
-        found.update(RECORD.findall(text))
+    for keyword, record in RECORDS.items():
+        if keyword in text:
+            found.update(record.findall(text))
     if "typedef" in text:
-        found.update(TYPEDEF.findall(text))
+        for body in TYPEDEF.findall(text):
+            words = body.rsplit(None, 1)
+            last = words[-1].lstrip("*&") if words else ""
+            if last.isidentifier():
+                found.add(last)
         found.update(TYPEDEF_TAIL.findall(text))
     if "enum" in text:
         for match in ENUM.finditer(text):
