@@ -86,3 +86,18 @@ int run() { int cudaResult = 0; CUresult status = CUDA_SUCCESS; return cudaResul
     assert result.account.unconverted == []
     assert [f["name"] for f in result.account.cuda_like] == ["cudaResult"]
     assert "at::DeviceType::CUDA;" in result.text and "int cudaResult = 0; hipError_t status = hipSuccess;" in result.text
+
+
+def test_the_runtime_include_goes_where_hipify_clang_puts_it(hip52: TranslateOptions) -> None:
+    def placed(source: str, path: str = "k.cu") -> str:
+        return translate_source(source, path, hip52).text
+
+    body = "__global__ void k() {}\n"
+    assert placed("// header comment\n#include <cooperative_groups.h>\n" + body) == (
+        "// header comment\n#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n" + body)
+    assert placed("#pragma once\n#include <stdio.h>\n" + body).startswith(
+        "#pragma once\n#include <hip/hip_runtime.h>\n#include <stdio.h>\n")
+    guarded = "/* guard */\n#ifndef K_CUH\n#define K_CUH\n#include <vector>\n" + body + "#endif  // K_CUH\n"
+    assert placed(guarded, "k.cuh").startswith("/* guard */\n#ifndef K_CUH\n#include <hip/hip_runtime.h>\n#define K_CUH\n")
+    assert placed("/*\n#include <x.h>\n*/\n" + body).startswith("#include <hip/hip_runtime.h>\n/*\n#include <x.h>")
+    assert placed("int plain() { return 1; }\n", "plain.cpp") == "int plain() { return 1; }\n"
