@@ -89,15 +89,19 @@ IGNORED_OPTIONS = frozenset({"cuda-path", "clang-resource-directory", "temp-dir"
 
 def normalize_argv(argv: list[str]) -> tuple[list[str], list[str]]:
     """(our arguments, clang arguments): one-dash long names get two, ``-o=X`` is split, and
-    ``-D``/``-I`` before ``--`` go with the clang arguments, as hipify-clang takes them."""
+    ``-D``/``-I`` (joined or with their value next) before ``--`` go with the clang arguments,
+    as hipify-clang takes them."""
     ours: list[str] = []
     clang: list[str] = []
-    for index, argument in enumerate(argv):
+    rest = iter(argv)
+    for argument in rest:
         if argument == "--":
-            clang.extend(argv[index + 1:])
+            clang.extend(rest)
             break
         name, equals, value = argument.lstrip("-").partition("=")
-        if argument.startswith(("-D", "-I")) and len(argument) > 2:
+        if argument in ("-D", "-I"):
+            clang.append(argument + next(rest, ""))
+        elif argument.startswith(("-D", "-I")):
             clang.append(argument)
         elif argument.startswith("-") and name in IGNORED_OPTIONS:
             continue

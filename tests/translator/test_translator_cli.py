@@ -35,9 +35,10 @@ def test_hipify_clang_flags_map_onto_our_options() -> None:
 
 def test_one_dash_long_names_and_equals_forms_are_accepted() -> None:
     ours, clang = normalize_argv(["a.cu", "-roc", "-o=out.hip", "--o-dir=out", "-print-stats",
-                                  "--cuda-path=/opt/cuda", "-I", "-DX=1", "--", "-std=c++17", "-DY"])
-    assert ours == ["a.cu", "--roc", "-o", "out.hip", "--o-dir", "out", "--print-stats", "-I"]
-    assert clang == ["-DX=1", "-std=c++17", "-DY"]
+                                  "--cuda-path=/opt/cuda", "-I", "include", "-DX=1", "-D", "Z", "--", "-std=c++17",
+                                  "-DY"])
+    assert ours == ["a.cu", "--roc", "-o", "out.hip", "--o-dir", "out", "--print-stats"]
+    assert clang == ["-Iinclude", "-DX=1", "-DZ", "-std=c++17", "-DY"]
 
 
 def test_a_script_written_for_hipify_clang_runs_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
