@@ -21,6 +21,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,10 +145,27 @@ def filecheck_command() -> list[str]:
 
 def check(test: SuiteTest, output: str, filecheck: list[str]) -> Outcome:
     cut = COMMENT.sub("// ", output)
-    completed = subprocess.run([*filecheck, str(test.path)], input=cut, capture_output=True, text=True,
-                               errors="surrogateescape", check=False)
+    with tempfile.TemporaryDirectory() as folder:
+        check_file = _readable_check_file(test.path, Path(folder))
+        if check_file != test.path:  # the output carries the same bytes: make it the same UTF-8
+            cut = cut.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        completed = subprocess.run([*filecheck, str(check_file)], input=cut, capture_output=True, text=True,
+                                   errors="surrogateescape", check=False)
     detail = "\n".join((completed.stderr or completed.stdout).splitlines()[:12])
     return Outcome(test=test, passed=completed.returncode == 0, detail=detail)
+
+
+def _readable_check_file(path: Path, folder: Path) -> Path:
+    """The test file itself, or, when it is not UTF-8 (one is Latin-1), a UTF-8 copy: the ``filecheck``
+    package cannot read other encodings (LLVM's FileCheck reads bytes and gets the original)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        copy = folder / path.name
+        copy.write_text(data.decode("utf-8", "replace"))
+        return copy
+    return path
 
 
 def run_suite(tests: list[SuiteTest], translate: Translate, filecheck: list[str]) -> list[Outcome]:
