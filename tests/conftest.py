@@ -121,6 +121,16 @@ def _uses_db(request: pytest.FixtureRequest) -> bool:
     return bool(names & {"db", "transactional_db", "django_db_blocker"}) or request.node.get_closest_marker("django_db") is not None
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttle() -> Iterator[None]:
+    """Sign-in and token failure counts start from zero in every test."""
+    if settings.configured:
+        from django.core.cache import caches
+
+        caches["throttle"].clear()
+    yield
+
+
 @pytest.fixture
 def only_stages(settings):  # type: ignore[no-untyped-def]
     """Limit the pipeline to the named stages (the rest are recorded as not available)."""

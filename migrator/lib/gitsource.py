@@ -97,14 +97,20 @@ def _git(args: list[str], cwd: Path, env: dict[str, str], timeout: int, log: Cal
     return proc.stdout.strip()
 
 
+_GIT_PREFIX = re.compile(r"^(?:fatal|error|remote):\s*", re.IGNORECASE)
+_NAMED_REPOSITORY = re.compile(r"(?:repository )?'([^']+)'(?: not found| does not appear to be a git repository)")
+
+
 def _explain(command: str, output: str) -> str:
-    last = output.splitlines()[-1] if output else "no output"
+    """One readable line: what went wrong, then git's own words without its ``fatal:`` prefix."""
+    last = _GIT_PREFIX.sub("", output.splitlines()[-1]).strip() if output else "no output"
     if "couldn't find remote ref" in output or "not our ref" in output:
         return f"unknown ref: {last}"
     if "Could not resolve host" in output or "unable to access" in output:
         return f"repository unreachable: {last}"
     if "not found" in output.lower() or "does not appear to be a git repository" in output:
-        return f"repository not found: {last}"
+        named = _NAMED_REPOSITORY.search(output)
+        return f"repository not found: {named.group(1).rstrip('/') if named else last}"
     return f"git {command} failed: {last}"
 
 

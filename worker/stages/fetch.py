@@ -61,7 +61,8 @@ def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageR
             log=ctx.log,
         )
     except GitSourceError as exc:
-        return StageResult.failed(f"git: {exc}", kind="git", url=url, ref=ref)
+        ctx.log(f"failed: {exc}\n")
+        return StageResult.failed(str(exc), kind="git", url=url, ref=ref)
     files, size = _count_tree(dest)
     ctx.progress(files, files)
     removed = [path for path, _target in result.removed_links]
