@@ -82,12 +82,18 @@ def target_name(mapping: ApiMapping, target: Target) -> str | None:
     return None if flagged(mapping, "HIP_UNSUPPORTED") else mapping.hip
 
 
+# The identifiers a toolchain root's index holds (scripts/toolchain-root): ROCm's own prefixed names.
+# Other targets (device functions such as __syncthreads, header paths) are not in it; tables decide those.
+DECLARED_INDEX_FORM = re.compile(r"^(?:hip|HIP|roc|ROC|miopen|MIOPEN)\w*$")
+
+
 def gate(mapping: ApiMapping, name: str, target: Target) -> str:
     """Why ``name`` may not be emitted for this target ("" when it may).
 
-    Names the toolchain declares decide when given; otherwise HIPIFY's tables do.
+    For the names a toolchain's index covers, the names its headers declare decide when given;
+    otherwise HIPIFY's tables do.
     """
-    if target.declared is not None:
+    if target.declared is not None and DECLARED_INDEX_FORM.match(name):
         return "" if name in target.declared else "not-declared-by-toolchain"
     if name != mapping.hip:
         return ""

@@ -33,15 +33,25 @@ MAX_LISTED = 20
 
 
 def options_from(ctx: StageContext) -> TranslateOptions:
-    """The translation follows the chosen toolchain: its HIP version decides which APIs are emitted."""
+    """The translation follows the chosen toolchain: its HIP version and the identifiers its own headers
+    declare decide which names are emitted (a name the root does not declare is reported, not written)."""
     settings = ctx.settings
+    toolchain = detect_toolchain(settings.toolchain)
+    declared = _declared_names(toolchain) if not settings.target_hip_version else None
     return TranslateOptions(
         launch_style=settings.launch_style,
         roc_libraries=settings.roc_libraries,
         rename_cu_to_hip=settings.rename_cu_to_hip,
         exclude_globs=tuple(settings.exclude_globs),
-        target_hip_version=settings.target_hip_version or detect_toolchain(settings.toolchain).hip_version,
+        target_hip_version=settings.target_hip_version or toolchain.hip_version,
+        declared_names=declared,
     )
+
+
+def _declared_names(toolchain: Toolchain) -> frozenset[str] | None:
+    if not toolchain.available:
+        return None
+    return select_root(toolchain.name).declared_identifiers() or None
 
 
 def run(ctx: StageContext) -> StageResult:
