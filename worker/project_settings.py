@@ -39,6 +39,8 @@ class SmokeCheck:
 
 @dataclass(frozen=True)
 class ProjectSettings:
+    # fetch: one directory of the repository or archive (relative, inside it); empty = the whole tree
+    source_subdir: str = ""
     # hipify
     hipify_engine: HipifyEngine = "builtin"
     launch_style: LaunchStyle = "chevron"
@@ -103,9 +105,22 @@ class ProjectSettings:
             raise SettingsError("offload_archs: name at least one AMD GPU target")
         if self.cxx_std and not re.match(r"^(c|gnu)\+\+(11|14|17|20|23)$", self.cxx_std):
             raise SettingsError(f"cxx_std: {self.cxx_std!r} is not a C++ dialect such as c++17")
+        check_source_subdir(self.source_subdir)
         for name in ("compile_timeout_s", "build_timeout_s", "smoke_timeout_s", "smoke_wait_timeout_s"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name}: must be positive")
+
+
+def check_source_subdir(value: str) -> str:
+    """A relative path inside the repository: no absolute path, no ``..``, no backslashes or control characters."""
+    if not value:
+        return value
+    if value.startswith(("/", "~")) or "\\" in value or any(ord(c) < 32 for c in value) or len(value) > 300:
+        raise SettingsError(f"source_subdir: {value!r} must be a relative path inside the repository")
+    parts = [p for p in value.strip("/").split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or parts[0].startswith("-"):
+        raise SettingsError(f"source_subdir: {value!r} must name a directory inside the repository (no '..')")
+    return value
 
 
 def _coerce(name: str, value: Any, default: Any) -> Any:

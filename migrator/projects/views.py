@@ -59,7 +59,8 @@ def _project_create(request: HttpRequest) -> HttpResponse:
     data = form.cleaned_data
     try:
         project = actions.create_project(
-            data["team"], data["name"], user=request.user, git_url=data["git_url"], git_ref=data["git_ref"]
+            data["team"], data["name"], user=request.user, git_url=data["git_url"], git_ref=data["git_ref"],
+            settings=form.project_settings(),
         )
         archive = None
         if data["archive"]:

@@ -16,6 +16,7 @@ from worker.context import StageContext, StageResult
 from worker.scanning.findings import scan_build_files
 from worker.scanning.inventory import build_inventory
 from worker.scanning.model import Finding
+from worker.scanning.project_kind import detect_kind
 from worker.scanning.readiness import summarize
 
 FINDINGS_IN_DATA = 2000  # compact rows (~250 bytes each) on the Stage row; the artifact keeps every finding
@@ -56,9 +57,11 @@ def run(ctx: StageContext) -> StageResult:
     ctx.check_cancelled()
     ctx.progress(2, 3)
     readiness = summarize(inventory)
+    kind = detect_kind(source, globs)
+    ctx.log(f"scan: project kind {kind.kind}: {kind.reason}\n")
     ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
     artifact = ctx.workspace.artifacts / "scan.json"
-    full = {"inventory": inventory.to_dict(), "readiness": readiness.to_dict(),
+    full = {"inventory": inventory.to_dict(), "readiness": readiness.to_dict(), "project_kind": kind.to_dict(),
             "findings": [f.to_dict() for f in findings]}
     artifact.write_text(json.dumps(full, indent=1), encoding="utf-8")
     ctx.progress(3, 3)
@@ -74,5 +77,6 @@ def run(ctx: StageContext) -> StageResult:
         findings_by_severity=dict(Counter(f.severity for f in findings)),
         findings_by_rule=dict(Counter(f.rule_id for f in findings).most_common()),
         readiness=full["readiness"],
+        project_kind=full["project_kind"],
         artifact=str(artifact.relative_to(ctx.workspace.root)),
     )
