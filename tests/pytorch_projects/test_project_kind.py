@@ -63,7 +63,8 @@ def _context(root: Path, previous: dict[str, dict[str, object]] | None = None) -
                         cache_dir=root / "cache", source_spec={"kind": "archive"}, previous=previous or {})
 
 
-def test_the_scan_stage_records_the_kind_and_later_stages_read_it(project_tree, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_scan_stage_records_the_kind_and_later_stages_read_it(project_tree, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")  # resolution has its own tests, on a local index
     workspace = tmp_path / "ws"
     workspace.mkdir()
     project_tree("finetune").rename(workspace / "source")

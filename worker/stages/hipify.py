@@ -22,6 +22,7 @@ from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, is_excluded, walk
 from worker.context import StageContext, StageResult
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
+from worker.stages.pytorch_hipify import apply_python_port
 
 ACCOUNT_ARTIFACT = "translation.json"
 MAX_LISTED = 20
@@ -60,8 +61,11 @@ def run(ctx: StageContext) -> StageResult:
         if failed and len(failed) == sum(1 for f in account.files if f.status not in ("copied", "skipped")):
             return StageResult.failed(f"{engine_name} failed on every file ({len(failed)})", **_data(ctx, account))
     fixes = apply_build_fixes(ctx)
+    python_port = apply_python_port(ctx)  # PyTorch projects: Python/config fixes, requirements-rocm.txt
+    fixes += python_port.fixes
     data = _data(ctx, account)
     data["build_fixes"] = [fix.to_dict() for fix in fixes]
+    data["generated_files"] = python_port.generated
     totals = account.totals()
     summary = (f"{totals['changed']} of {totals['files']} files translated, {totals['converted_total']} references "
                f"converted, {totals['unconverted_total']} left unconverted, {len(fixes)} build-file fixes applied")
