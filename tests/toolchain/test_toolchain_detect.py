@@ -60,3 +60,28 @@ def test_it_takes_the_dialect_from_nvcc_flags_else_defaults_to_cxx17(tmp_path: P
 def test_it_infers_rocm_libraries_from_translated_includes(tmp_path: Path) -> None:
     write(tmp_path, {"r.hip": "#include <hiprand/hiprand.h>\n#include <hipsparse/hipsparse.h>\n#include <hipcub/hipcub.hpp>\n"})
     assert inferred_libraries(tmp_path) == ["hiprand", "hipsparse"]
+
+
+def test_an_unpacked_official_rocm_image_can_be_registered_as_a_toolchain(tmp_path: Path) -> None:
+    import subprocess
+
+    from worker.toolchain.roots import discover_roots
+
+    image = tmp_path / "unpacked"
+    (image / "opt/rocm/bin").mkdir(parents=True)
+    (image / "opt/rocm/include/hip").mkdir(parents=True)
+    (image / "etc").mkdir()
+    (image / "etc/passwd").write_text("root:x:0:0::/root:/bin/sh\n")
+    (image / "opt/rocm/bin/hipcc").write_text("#!/bin/sh\n")
+    (image / "opt/rocm/bin/hipcc").chmod(0o755)
+    (image / "opt/rocm/include/hip/hip_version.h").write_text(
+        "#define HIP_VERSION_MAJOR 6\n#define HIP_VERSION_MINOR 4\n#define HIP_VERSION_PATCH 43482\n"
+        "hipError_t hipMalloc(void**, size_t);\n")
+    store = tmp_path / "store"
+    root_dir = Path(__file__).resolve().parents[2]
+    subprocess.run([str(root_dir / "scripts/toolchain-root"), "register", "rocm-6.4-image", str(image)], check=True,
+                   env={"PATH": "/usr/bin:/bin", "MIGRATOR_TOOLCHAIN_DIR": str(store)}, capture_output=True)
+    [root] = discover_roots(store)
+    assert (root.name, root.hip_version, root.suite) == ("rocm-6.4-image", "6.4.43482", "image")
+    assert root.clang == "/opt/rocm/llvm/bin/clang++" and root.rocm_path == "/opt/rocm"
+    assert "hipMalloc" in root.declared_identifiers() and not image.exists()

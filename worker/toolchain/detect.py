@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from worker.toolchain.rocm_libraries import ROCM_LIBRARIES, RocmLibrary
 from worker.toolchain.roots import ToolchainNotFound, ToolchainRoot, select_root
 
 HIP_PLATFORM = "amd"  # nvcc may be installed too; without this hipcc would target NVIDIA
-_LIB_DIRS = ("usr/lib/x86_64-linux-gnu", "usr/lib", "usr/lib64")
-_INCLUDE_DIRS = ("usr/include",)
 _SHOWN_PACKAGE_PREFIXES = ("hip", "libhip", "librocm", "libroc", "libamdhip", "libmiopen", "rocm", "clang-",
                            "llvm-", "cmake", "make", "gcc", "g++", "libomp")
 
@@ -91,16 +88,16 @@ def describe_root(root: ToolchainRoot) -> Toolchain:
     return Toolchain(
         name=root.name,
         root=str(root.path),
-        hipcc="/usr/bin/hipcc" if root.host_path("/usr/bin/hipcc").exists() else "",
+        hipcc=root.hipcc_path if root.host_path(root.hipcc_path).exists() else "",
         hipcc_version=root.hip_version,
         hipconfig_version=root.hip_version,
         clang=root.clang,
         clang_version=root.clang_version(),
-        rocm_path="/usr",
-        rocm_path_source=f"toolchain root {root.name} (/opt/rocm links into /usr)",
+        rocm_path=root.rocm_path,
+        rocm_path_source=f"toolchain root {root.name}" + (" (/opt/rocm is a link to /usr)" if root.rocm_path == "/usr" else ""),
         hip_platform=HIP_PLATFORM,
         offload_targets=tuple(root.offload_targets()),
-        libraries=tuple(library_status(lib, root.path) for lib in ROCM_LIBRARIES),
+        libraries=tuple(library_status(lib, root) for lib in ROCM_LIBRARIES),
         packages=tuple(sorted((p, v) for p, v in manifest.items() if p.startswith(_SHOWN_PACKAGE_PREFIXES))),
     )
 
@@ -113,12 +110,12 @@ def hip_environment() -> dict[str, str]:
     return {"HIP_PLATFORM": HIP_PLATFORM, "LANG": "C.UTF-8"}
 
 
-def library_status(lib: RocmLibrary, root: Path) -> LibraryStatus:
-    header = next((f"/{d}/{lib.header}" for d in _INCLUDE_DIRS if (root / d / lib.header).exists()), "")
+def library_status(lib: RocmLibrary, root: ToolchainRoot) -> LibraryStatus:
+    header = next((f"{d}/{lib.header}" for d in root.include_dirs if root.host_path(f"{d}/{lib.header}").exists()), "")
     so_name = f"lib{lib.library}.so" if lib.library else ""
     library_found = ""
     if so_name:
-        library_found = next((f"/{d}/{so_name}" for d in _LIB_DIRS if (root / d / so_name).exists()), "")
+        library_found = next((f"{d}/{so_name}" for d in root.lib_dirs if root.host_path(f"{d}/{so_name}").exists()), "")
     installed = bool(header) and (not so_name or bool(library_found))
     return LibraryStatus(lib.name, installed, lib.header, header, so_name, library_found, lib.package,
                          lib.rocm_package)

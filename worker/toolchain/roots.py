@@ -30,6 +30,11 @@ class ToolchainRoot:
     llvm: str  # the LLVM folder under /usr/lib, e.g. "llvm-21"
     suite: str
     built_at: str
+    hipcc_path: str = "/usr/bin/hipcc"  # inside the root
+    clang_path: str = ""  # inside the root; empty: Debian's /usr/lib/llvm-N/bin/clang++
+    include_dirs: tuple[str, ...] = ("/usr/include",)
+    lib_dirs: tuple[str, ...] = ("/usr/lib/x86_64-linux-gnu", "/usr/lib", "/usr/lib64")
+    rocm_path: str = "/usr"
 
     @property
     def short_version(self) -> str:
@@ -39,7 +44,7 @@ class ToolchainRoot:
     @property
     def clang(self) -> str:
         """The clang++ driver inside the root (called directly: no shell ever parses an argument)."""
-        return f"/usr/lib/{self.llvm}/bin/clang++"
+        return self.clang_path or f"/usr/lib/{self.llvm}/bin/clang++"
 
     def host_path(self, inside: str) -> Path:
         return self.path / inside.lstrip("/")
@@ -51,14 +56,13 @@ class ToolchainRoot:
         return _identifiers(self.path)
 
     def clang_version(self) -> str:
-        version = self.manifest().get(f"clang-{self.llvm.removeprefix('llvm-')}", "")
+        version = self.manifest().get(f"clang-{self.llvm.removeprefix('llvm-')}", "") or self.llvm
         found = re.search(r"(?:\d+:)?(\d+\.\d+\.\d+)", version)
         return found.group(1) if found else version
 
     def offload_targets(self) -> list[str]:
         """GPU targets the root's device libraries support (one ISA bitcode file each)."""
-        bitcode = self.path / "usr" / "lib" / self.llvm / "lib" / "clang"
-        names = {p.name for p in bitcode.glob("*/amdgcn/bitcode/oclc_isa_version_*.bc")}
+        names = {p.name for p in self.path.glob("**/amdgcn/bitcode/oclc_isa_version_*.bc")}
         return sorted(f"gfx{n.removeprefix('oclc_isa_version_').removesuffix('.bc')}" for n in names)
 
 
@@ -102,10 +106,16 @@ def _read_root(path: Path) -> ToolchainRoot | None:
         meta = json.loads((path / _METADATA).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(meta, dict) or not (path / "usr" / "bin" / "hipcc").exists():
+    if not isinstance(meta, dict):
         return None
-    return ToolchainRoot(path.name, path, str(meta.get("hip_version", "")), str(meta.get("llvm", "")),
-                         str(meta.get("suite", "")), str(meta.get("built_at", "")))
+    root = ToolchainRoot(
+        path.name, path, str(meta.get("hip_version", "")), str(meta.get("llvm", "")), str(meta.get("suite", "")),
+        str(meta.get("built_at", "")), str(meta.get("hipcc", "/usr/bin/hipcc")), str(meta.get("clang", "")),
+        tuple(meta.get("include_dirs", ("/usr/include",))),
+        tuple(meta.get("lib_dirs", ("/usr/lib/x86_64-linux-gnu", "/usr/lib", "/usr/lib64"))),
+        str(meta.get("rocm_path", "/usr")),
+    )
+    return root if root.host_path(root.hipcc_path).exists() else None
 
 
 def _version_key(version: str) -> tuple[int, ...]:
