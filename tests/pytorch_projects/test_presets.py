@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from worker.runner.gpus import probe
-from worker.runner.preset_serve import ServeSpec, run_llm_serve
+from worker.runner.preset_serve import ServeSpec, free_port, run_llm_serve
 from worker.runner.preset_train import PresetError, TrainStepsSpec, run_train_steps
 from worker.runner.presets import preset_from_dict, run_preset_on_gpu
+from worker.toolchain.roots import ToolchainNotFound, select_root
+from worker.toolchain.sandbox import Sandbox
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 PYTHON = shlex.quote(sys.executable)
@@ -115,22 +120,55 @@ def test_a_server_that_dies_at_start_up_is_reported(tmp_path: Path) -> None:
     assert "no kernel image" in result.server_log_tail
 
 
-def test_both_presets_run_on_a_leased_gpu(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Sandbox:
+    """A workspace with our test server in app/, and the sandbox over the toolchain root."""
+    try:
+        root = select_root()
+    except ToolchainNotFound as exc:
+        pytest.skip(f"no toolchain root: {exc}")
+    app = tmp_path / "ws" / "app"
+    app.mkdir(parents=True)
+    shutil.copy(PROGRAMS / "openai_server.py", app)
+    return Sandbox(root, tmp_path / "ws", gpu_devices=True)
+
+
+def test_both_presets_run_on_a_leased_gpu_in_the_sandbox(sandbox: Sandbox, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a")
-    train = preset_from_dict({"preset": "train-steps", "command": TRAIN + " && echo HIP=$HIP_VISIBLE_DEVICES",
-                              "steps": 3})
-    run = run_preset_on_gpu(train, tmp_path, probe("rocm"), wait_timeout_s=10, lock_dir=tmp_path / "locks")
-    assert run.passed and run.env == {"HIP_VISIBLE_DEVICES": "0"} and run.gpu is not None and run.gpu.fake
+    app = sandbox.workspace / "app"
+    steps = "for i in 0 1 2; do echo \"step $i loss 0.$((9 - i)) step_time 12 ms\"; done; echo HIP=$HIP_VISIBLE_DEVICES"
+    train = preset_from_dict({"preset": "train-steps", "command": steps, "steps": 3})
+    run = run_preset_on_gpu(train, app, probe("rocm"), sandbox, wait_timeout_s=10, lock_dir=tmp_path / "locks")
+    assert run.passed, run.result
+    assert run.env == {"HIP_VISIBLE_DEVICES": "0"} and run.gpu is not None and run.gpu.fake
     assert "HIP=0" in str(run.result["execution"]["stdout"])  # type: ignore[index]
-    serve = preset_from_dict({"preset": "llm-serve", "command": SERVER, "prompts": ["a b c"], "max_tokens": 4,
-                              "stop_grace_s": 1.0})
-    served = run_preset_on_gpu(serve, tmp_path, probe("rocm"), wait_timeout_s=10, lock_dir=tmp_path / "locks")
-    assert served.passed and served.result["prompts"][0]["text"] == "c b a"  # type: ignore[index]
+    assert run.result["metrics"]["losses"] == [0.9, 0.8, 0.7]  # type: ignore[index]
+    serve = preset_from_dict({"preset": "llm-serve", "command": "python3 openai_server.py {port}",
+                              "prompts": ["a b c"], "max_tokens": 4, "stop_grace_s": 1.0, "startup_timeout_s": 60})
+    served = run_preset_on_gpu(serve, app, probe("rocm"), sandbox, wait_timeout_s=10, lock_dir=tmp_path / "locks")
+    assert served.passed, served.result
+    assert served.result["prompts"][0]["text"] == "c b a"  # type: ignore[index]
+    assert served.result["left_running"] == 0 and served.result["server_exit"] == "stopped"  # type: ignore[index]
 
 
-def test_without_a_gpu_the_preset_does_not_run(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_sandboxed_client_does_not_see_a_server_on_the_host(sandbox: Sandbox, tmp_path: Path,
+                                                                 monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a")
+    port = free_port()
+    host = subprocess.Popen([sys.executable, str(PROGRAMS / "openai_server.py"), str(port), "--startup-delay", "0"],
+                            start_new_session=True)
+    try:
+        serve = preset_from_dict({"preset": "llm-serve", "command": "sleep 30", "port": port, "startup_timeout_s": 3})
+        run = run_preset_on_gpu(serve, sandbox.workspace / "app", probe("rocm"), sandbox, wait_timeout_s=10,
+                                lock_dir=tmp_path / "locks")
+    finally:
+        os.killpg(host.pid, signal.SIGKILL)  # the server and its helper child
+        host.wait()
+    assert not run.passed and run.result["reasons"][0].startswith("not ready within 3 s")  # type: ignore[index]
+
+
+def test_without_a_gpu_the_preset_does_not_run(sandbox: Sandbox, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("MIGRATOR_FAKE_GPUS", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")  # no rocminfo / rocm-smi: nothing to probe
-    run = run_preset_on_gpu(TrainStepsSpec(TRAIN), tmp_path, probe("rocm"), wait_timeout_s=1)
+    run = run_preset_on_gpu(TrainStepsSpec(TRAIN), tmp_path, probe("rocm"), sandbox, wait_timeout_s=1)
     assert not run.passed and run.classification == "no-device" and run.result is None
-    assert os.environ["PATH"] == "/nonexistent"

@@ -6,7 +6,10 @@ through ``/v1/completions`` with streaming and greedy decoding; for each prompt 
 token, the decode rate and the text are kept, and the device sampler gives the peak GPU memory.
 Then the server's whole process group is stopped (SIGTERM, then SIGKILL), and none of it is left.
 With a CUDA reference the outputs (text similarity) and speed (tokens/s ratio) are compared.
-Standard library only: this module also runs on bare GPU machines.
+
+Standard library only and no imports of this project: a runner copies this file into the sandbox
+and runs it there (``python3 preset_serve.py SPEC.json CWD``), so the server and the client share
+the sandbox's network namespace. It prints the result as JSON on its last line.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -24,8 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from worker.runner.execute import GpuSampler, group_rss_bytes
-from worker.runner.preset_train import PresetError
+GpuSampler = Callable[[], int | None]  # bytes in use on the device, None if unknown
 
 DEFAULT_PROMPTS = (
     "The capital of France is",
@@ -34,6 +37,11 @@ DEFAULT_PROMPTS = (
     "1, 1, 2, 3, 5, 8,",
 )
 LOG_TAIL = 8000
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
+class ServeSpecError(ValueError):
+    """An llm-serve option is malformed; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -52,13 +60,13 @@ class ServeSpec:
 
     def __post_init__(self) -> None:
         if not self.command.strip():
-            raise PresetError("llm-serve: command is empty")
+            raise ServeSpecError("llm-serve: command is empty")
         if not self.prompts or not all(isinstance(p, str) and p for p in self.prompts):
-            raise PresetError("llm-serve: prompts must be a non-empty list of texts")
+            raise ServeSpecError("llm-serve: prompts must be a non-empty list of texts")
         if not self.health_path.startswith("/"):
-            raise PresetError("llm-serve: health_path must start with /")
+            raise ServeSpecError("llm-serve: health_path must start with /")
         if not 0 <= self.port <= 65535 or not 1 <= self.max_tokens <= 4096:
-            raise PresetError("llm-serve: port or max_tokens out of range")
+            raise ServeSpecError("llm-serve: port or max_tokens out of range")
 
 
 @dataclass
@@ -186,14 +194,15 @@ class _Peaks(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.wait(0.5):
-            self.rss = max(self.rss, group_rss_bytes(self.pgid))
+            self.rss = max(self.rss, _group_stats(self.pgid)[1])
             value = self.sampler() if self.sampler else None
             if value is not None:
                 self.gpu = value if self.gpu is None else max(self.gpu, value)
 
 
-def _group_members(pgid: int) -> int:
-    count = 0
+def _group_stats(pgid: int) -> tuple[int, int]:
+    """(live members, resident bytes) of process group ``pgid``."""
+    count = rss = 0
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
@@ -201,9 +210,14 @@ def _group_members(pgid: int) -> int:
                 fields = stat[stat.rindex(")") + 2:].split()
                 if int(fields[2]) == pgid and fields[0] != "Z":
                     count += 1
+                    rss += int(fields[21]) * _PAGE_SIZE
             except (OSError, ValueError, IndexError):
                 continue
-    return count
+    return count, rss
+
+
+def _group_members(pgid: int) -> int:
+    return _group_stats(pgid)[0]
 
 
 def stop_server(process: subprocess.Popen[bytes], grace_s: float) -> tuple[str, int]:
@@ -314,3 +328,27 @@ def _judge(result: ServeResult, spec: ServeSpec) -> None:
     if spec.min_speed_ratio and isinstance(ratio, float) and ratio < spec.min_speed_ratio:
         result.reasons.append(f"tokens/s is {ratio:.2f} of the CUDA reference's (needed {spec.min_speed_ratio})")
     result.passed = not result.reasons
+
+
+def spec_from_dict(raw: dict[str, object]) -> ServeSpec:
+    options = {k: v for k, v in raw.items() if k != "preset"}
+    if isinstance(options.get("prompts"), list):
+        options["prompts"] = tuple(options["prompts"])  # type: ignore[arg-type]
+    try:
+        return ServeSpec(**options)  # type: ignore[arg-type]
+    except TypeError as error:
+        raise ServeSpecError(f"llm-serve: {error}") from error
+
+
+def main(argv: list[str]) -> int:
+    """``preset_serve.py SPEC.json CWD [REFERENCE.json]``: run the preset, print the result as JSON."""
+    spec = spec_from_dict(json.loads(Path(argv[1]).read_text()))
+    reference = json.loads(Path(argv[3]).read_text()) if len(argv) > 3 else None
+    result = run_llm_serve(spec, Path(argv[2]), None, reference=reference,
+                           log=lambda text: print(text, end="", file=sys.stderr, flush=True))
+    print(json.dumps(result.to_dict()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -178,6 +178,12 @@ def run_train_steps(spec: TrainStepsSpec, cwd: Path, env: dict[str, str] | None,
     """Run the training command once and judge it (see the module docstring)."""
     execution = run_command(spec.resolved_command(), cwd, env, spec.timeout_s, spec.output_limit_bytes, sampler,
                             cancel=cancel)
+    return measure(execution, spec, expected_exit, reference)
+
+
+def measure(execution: Execution, spec: TrainStepsSpec, expected_exit: int = 0,
+            reference: dict[str, object] | None = None) -> TrainStepsResult:
+    """Metrics and verdict of a finished training run (on the host or in the sandbox)."""
     metrics = parse_training_output(execution.output, spec)
     metrics.duration_s = execution.duration_s
     metrics.peak_gpu_mem_bytes = execution.peak_gpu_mem_bytes
