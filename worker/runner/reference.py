@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from translator.tree import link_stays_inside
 from worker.project_settings import ProjectSettings
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 
@@ -61,6 +62,8 @@ def find_translation_units(source_tree: Path, exclude_globs: tuple[str, ...]) ->
         relative = path.relative_to(source_tree).as_posix()
         if path.suffix not in TU_SUFFIXES or not path.is_file():
             continue
+        if path.is_symlink() and not link_stays_inside(path, source_tree):
+            continue  # never compile what a link outside the tree points at
         if any(fnmatch.fnmatch(relative, glob) for glob in exclude_globs):
             continue
         units.append(path.relative_to(source_tree))
