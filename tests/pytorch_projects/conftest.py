@@ -17,3 +17,4 @@ def project_tree(tmp_path: Path):  # type: ignore[no-untyped-def]
         shutil.copytree(FIXTURES / name, dest)
         return dest
     return copy
+

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.pytorch_projects.markers import needs_torch
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.stages import compile as compile_stage
@@ -35,6 +36,7 @@ def scanned(project_tree, tmp_path: Path, monkeypatch):  # type: ignore[no-untyp
     return run
 
 
+@needs_torch
 def test_an_extension_is_translated_by_pytorchs_hipify(scanned) -> None:  # type: ignore[no-untyped-def]
     root, scan_data = scanned("extension")
     assert scan_data["project_kind"]["kind"] == "pytorch-extension"
@@ -48,6 +50,7 @@ def test_an_extension_is_translated_by_pytorchs_hipify(scanned) -> None:  # type
     assert (root / "hip/csrc/cuda/fused_gelu.cu").exists()  # BuildExtension still names it in setup.py
 
 
+@needs_torch
 def test_a_mixed_repository_hipifies_only_its_kernels(scanned) -> None:  # type: ignore[no-untyped-def]
     root, scan_data = scanned("mixed")
     result = hipify.run(_context(root, {"scan": scan_data}))

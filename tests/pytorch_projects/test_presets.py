@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pytorch_projects.markers import needs_torch
 from worker.runner.gpus import probe
 from worker.runner.preset_serve import ServeSpec, free_port, run_llm_serve
 from worker.runner.preset_train import PresetError, TrainStepsSpec, run_train_steps
@@ -35,6 +36,7 @@ def baseline(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
     return run_train_steps(TrainStepsSpec(TRAIN, steps=4), tmp_path_factory.mktemp("train"), None)
 
 
+@needs_torch
 def test_a_cpu_training_loop_passes_with_its_measurements(baseline) -> None:  # type: ignore[no-untyped-def]
     result = baseline
     assert result.passed, result.reasons
@@ -45,12 +47,14 @@ def test_a_cpu_training_loop_passes_with_its_measurements(baseline) -> None:  # 
     assert metrics.peak_gpu_mem_bytes is None  # no device sampler on this machine
 
 
+@needs_torch
 def test_a_nan_loss_fails_and_names_the_step(tmp_path: Path) -> None:
     result = _train(TrainStepsSpec(TRAIN + " --nan-at 2", steps=4), tmp_path)
     assert not result.passed and "loss is nan at step 2" in result.reasons
     assert result.to_dict()["metrics"]["losses"][2] == "nan"  # type: ignore[index]
 
 
+@needs_torch
 def test_losses_are_compared_with_the_cuda_reference(baseline, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     reference = baseline.metrics.to_dict()
     same = _train(TrainStepsSpec(TRAIN, steps=4), tmp_path, reference)
