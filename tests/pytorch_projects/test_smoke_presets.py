@@ -73,3 +73,18 @@ def test_a_bad_preset_fails_with_the_option_named(tmp_path: Path) -> None:
     result = smoke.run(_context(tmp_path / "ws", {"preset": "train-steps", "command": "x", "steps": 0}, tmp_path))
     assert result.outcome == "failed" and result.summary == "bad smoke preset: train-steps: steps must be between " \
                                                             "1 and 100000"
+
+
+def test_the_cuda_reference_runs_the_same_preset_and_the_rocm_side_compares(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("worker.runner.presets.default_lock_dir", lambda: tmp_path / "locks")
+    preset = {"preset": "train-steps", "command": TRAIN, "steps": 4}
+    ctx = _context(tmp_path / "ws", preset, tmp_path)
+    Workspace(tmp_path / "ws").source.mkdir(parents=True)
+    monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
+    reference = smoke.run_reference(ctx)
+    assert reference["ok"] and reference["preset"] == "train-steps" and reference["env"]["CUDA_VISIBLE_DEVICES"] == "0"
+    assert reference["summary"].startswith("CUDA reference train-steps passed: 4 finite losses")
+    monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a")
+    result = smoke.run(ctx)
+    assert result.outcome == "passed", result.summary
+    assert result.data["measurements"]["comparison"]["within_tolerance"] is True

@@ -108,3 +108,28 @@ def _figures(preset: str, figures: dict[str, object]) -> str:
         return f"{len(losses) if isinstance(losses, list) else 0} finite losses (last {last}), " \
                f"{step} s/step{peak}"
     return f"TTFT {figures.get('ttft_s')} s, {figures.get('tokens_per_s')} tokens/s{peak}"
+
+
+def run_preset_reference(ctx: StageContext, raw: dict[str, Any]) -> dict[str, Any]:
+    """The CUDA side: the same preset on a leased NVIDIA GPU, over the original sources.
+
+    Written to ``artifacts/reference.json`` as the preset run (``preset``, ``passed``, ``result``), which
+    :func:`preset_reference` reads back on the ROCm side; ``ok``/``summary`` as for a plain command.
+    """
+    try:
+        spec = preset_from_dict(raw)
+    except PresetError as error:
+        return {"ok": False, "summary": f"bad smoke preset: {error}"}
+    found = probe("cuda")
+    ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
+    sandbox = Sandbox(None, ctx.workspace.root, gpu_devices=True)  # the host's CUDA stack, read-only
+    run = run_preset_on_gpu(spec, ctx.workspace.source, found, sandbox, wait_timeout_s=ctx.settings.smoke_wait_timeout_s,
+                            log=ctx.log, cancel=ctx.is_cancelled)
+    ctx.check_cancelled()
+    payload = run.to_dict()
+    figures = measurements(run) if run.result is not None else {}
+    payload.update(ok=run.passed, summary=f"CUDA reference {run.preset} " + (
+        f"passed: {_figures(run.preset, figures)}" if run.passed else f"failed: {run.error or run.result}")[:300])
+    ctx.workspace.ensure()
+    (ctx.workspace.artifacts / REFERENCE_ARTIFACT).write_text(json.dumps(payload, indent=1))
+    return payload
