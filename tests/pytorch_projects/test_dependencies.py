@@ -119,3 +119,12 @@ def test_counterparts(name: str, kwargs: dict[str, object], expected: str | None
 def test_no_wheel_is_suggested_for_a_rocm_version_without_a_record() -> None:
     match = counterpart_for("torch", rocm_version="5.7")
     assert match is not None and match.pin == "" and match.install == ""
+
+
+def test_a_conflict_is_reported_with_its_causes(tmp_path: Path, index: ResolveOptions) -> None:
+    links = Path(index.find_links[0])
+    make_wheel(links, "servelib", "0.6.3", ("torch==2.4.0",))
+    resolution = resolve(["torch==2.5.1", "servelib==0.6.3"], index)
+    assert resolution.status == "conflict"
+    assert resolution.message.startswith("conflict: The user requested torch==2.5.1")
+    assert "servelib 0.6.3 depends on torch==2.4.0" in resolution.message

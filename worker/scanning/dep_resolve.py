@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -62,10 +63,10 @@ class Resolution:
                 "no_wheel": self.no_wheel, "command": self.command}
 
 
-def pip_command(requirements: list[str], options: ResolveOptions) -> list[str]:
-    argv = [options.python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--report", "-",
-            "--only-binary=:all:", "--quiet", "--no-input", "--disable-pip-version-check", "--retries", "1",
-            "--timeout", "15"]
+def pip_command(requirements: list[str], options: ResolveOptions, report: str = "report.json") -> list[str]:
+    argv = [options.python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--report", report,
+            "--only-binary=:all:", "--progress-bar", "off", "--no-input", "--disable-pip-version-check",
+            "--retries", "1", "--timeout", "15"]
     if options.no_index:
         argv.append("--no-index")
     if options.index_url:
@@ -76,14 +77,19 @@ def pip_command(requirements: list[str], options: ResolveOptions) -> list[str]:
 
 
 def _run_pip(requirements: list[str], options: ResolveOptions) -> tuple[int, str, str]:
+    """(exit code, the JSON report, pip's log): the report goes to a file so the log can be read too."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
     with tempfile.TemporaryDirectory(prefix="migrator-pip-") as scratch:  # no project files in pip's cwd
+        report = os.path.join(scratch, "report.json")
         try:
-            done = subprocess.run(pip_command(requirements, options), capture_output=True, text=True, cwd=scratch,
-                                  env=env, timeout=options.timeout_s, stdin=subprocess.DEVNULL, check=False)
+            done = subprocess.run(pip_command(requirements, options, report), capture_output=True, text=True,
+                                  cwd=scratch, env=env, timeout=options.timeout_s, stdin=subprocess.DEVNULL,
+                                  check=False)
         except subprocess.TimeoutExpired:
             return -1, "", f"pip did not finish within {options.timeout_s:.0f} s"
-    return done.returncode, done.stdout, done.stderr
+        done_report = Path(report)
+        text = done_report.read_text(encoding="utf-8") if done.returncode == 0 and done_report.is_file() else ""
+    return done.returncode, text, done.stdout + done.stderr
 
 
 def _packages(report_text: str, requested: set[str]) -> list[ResolvedPackage]:
@@ -113,7 +119,7 @@ def resolve(requirements: list[str], options: ResolveOptions) -> Resolution:
     remaining, no_wheel = list(requirements), list[str]()
     for _attempt in range(MAX_RETRIES):
         code, out, err = _run_pip(remaining, options)
-        command = pip_command(remaining, options)[1:]
+        command = pip_command(remaining, options, "-")[1:]
         if code == 0:
             requested = {str(canonicalize_name(Requirement(r).name)) for r in remaining}
             status = "partial" if no_wheel else "resolved"
@@ -125,7 +131,8 @@ def resolve(requirements: list[str], options: ResolveOptions) -> Resolution:
                               no_wheel=no_wheel, command=command)
         if missing is None:
             status = "conflict" if "ResolutionImpossible" in err or "conflict" in err else "failed"
-            return Resolution(status, _last_line(err) or f"pip exited with {code}", no_wheel=no_wheel, command=command)
+            message = _conflict(err) or _last_line(err) or f"pip exited with {code}"
+            return Resolution(status, message, no_wheel=no_wheel, command=command)
         dropped = [r for r in remaining if canonicalize_name(Requirement(r).name) == canonicalize_name(missing[1])]
         if not dropped:
             return Resolution("failed", _last_line(err), no_wheel=no_wheel, command=command)
@@ -134,6 +141,20 @@ def resolve(requirements: list[str], options: ResolveOptions) -> Resolution:
         if not remaining:
             return Resolution("partial", "no requirement has a wheel on the index", no_wheel=no_wheel, command=command)
     return Resolution("failed", f"gave up after {MAX_RETRIES} attempts", no_wheel=no_wheel)
+
+
+def _conflict(text: str) -> str:
+    """pip's 'The conflict is caused by:' lines, joined (empty when pip gave none)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if "The conflict is caused by" in line), None)
+    if start is None:
+        return ""
+    causes = []
+    for line in lines[start + 1:]:
+        if not line.strip() or line.lstrip().startswith(("To fix", "Additionally")):
+            break
+        causes.append(line.strip())
+    return ("conflict: " + "; ".join(causes))[:500] if causes else ""
 
 
 def _last_line(text: str) -> str:
