@@ -17,7 +17,7 @@ from worker.scanning.findings import scan_build_files
 from worker.scanning.inventory import build_inventory
 from worker.scanning.model import Finding
 from worker.scanning.project_kind import detect_kind
-from worker.scanning.pytorch_scan import pytorch_scan, resolve_options_from_env, rocm_version_for
+from worker.scanning.pytorch_scan import PYTHON_KINDS, pytorch_scan, resolve_options_from_env, rocm_version_for
 from worker.scanning.readiness import summarize
 
 FINDINGS_IN_DATA = 2000  # compact rows (~250 bytes each) on the Stage row; the artifact keeps every finding
@@ -60,8 +60,12 @@ def run(ctx: StageContext) -> StageResult:
     readiness = summarize(inventory)
     kind = detect_kind(source, globs)
     ctx.log(f"scan: project kind {kind.kind}: {kind.reason}\n")
+    if kind.kind in PYTHON_KINDS:
+        ctx.log("scan: Python touchpoints, and dependencies resolved by pip (binary only, nothing installed)\n")
     python = pytorch_scan(source, globs, kind, resolve_options_from_env(), rocm_version_for(
         ctx.settings.target_hip_version))
+    if python:
+        ctx.log(f"scan: dependencies: {python['dependencies_summary']}\n")
     ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
     artifact = ctx.workspace.artifacts / "scan.json"
     full = {"inventory": inventory.to_dict(), "readiness": readiness.to_dict(), "project_kind": kind.to_dict(),
