@@ -1,6 +1,8 @@
 """Dependency declarations, pip's resolution against a local index, and ROCm counterparts."""
 from __future__ import annotations
 
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,13 @@ def test_a_conflict_is_reported_with_its_causes(tmp_path: Path, index: ResolveOp
     assert resolution.status == "conflict"
     assert resolution.message.startswith("conflict: The user requested torch==2.5.1")
     assert "servelib 0.6.3 depends on torch==2.4.0" in resolution.message
+
+
+def test_a_cancelled_run_stops_pip(tmp_path: Path) -> None:
+    with socket.socket() as silent:  # an index that accepts connections and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        started = time.monotonic()
+        options = ResolveOptions(index_url=f"http://127.0.0.1:{silent.getsockname()[1]}/simple", timeout_s=120)
+        resolution = resolve(["torch==2.5.1"], options, cancel=lambda: time.monotonic() - started > 1.0)
+    assert resolution.status == "cancelled" and time.monotonic() - started < 15

@@ -2,7 +2,7 @@
 counterparts, and the generated ``requirements-rocm.txt`` / ``constraints-rocm.txt``."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,12 +73,13 @@ def _cuda_packages(report: DependencyReport) -> list[CudaPackage]:
 
 
 def build_report(tree: Path, exclude_globs: Iterable[str], options: ResolveOptions | None,
-                 rocm_version: str = DEFAULT_ROCM_VERSION) -> DependencyReport:
+                 rocm_version: str = DEFAULT_ROCM_VERSION,
+                 cancel: Callable[[], bool] | None = None) -> DependencyReport:
     """Read the declarations; resolve them unless ``options`` is None; map the CUDA-only ones."""
     declarations, unreadable = read_declarations(tree, exclude_globs)
     report = DependencyReport(rocm_version, declarations, unreadable)
     if options is not None:
-        report.resolution = resolve(_pip_requirements(declarations), options)
+        report.resolution = resolve(_pip_requirements(declarations), options, cancel)
     elif declarations:
         report.resolution = Resolution("skipped", "resolution is turned off; declared names only")
     report.cuda_packages = _cuda_packages(report)

@@ -16,6 +16,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -52,7 +54,7 @@ class ResolvedPackage:
 
 @dataclass
 class Resolution:
-    status: str  # resolved | partial | unreachable | conflict | failed | skipped
+    status: str  # resolved | partial | unreachable | conflict | failed | skipped | cancelled
     message: str = ""
     packages: list[ResolvedPackage] = field(default_factory=list)
     no_wheel: list[str] = field(default_factory=list)  # requirements with no wheel on the index
@@ -76,20 +78,31 @@ def pip_command(requirements: list[str], options: ResolveOptions, report: str = 
     return argv + requirements
 
 
-def _run_pip(requirements: list[str], options: ResolveOptions) -> tuple[int, str, str]:
-    """(exit code, the JSON report, pip's log): the report goes to a file so the log can be read too."""
+def _run_pip(requirements: list[str], options: ResolveOptions,
+             cancel: Callable[[], bool] | None = None) -> tuple[int, str, str]:
+    """(exit code, the JSON report, pip's log): the report goes to a file so the log can be read too.
+    ``cancel`` is polled while pip runs; when it says so pip is stopped (exit code -2)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
     with tempfile.TemporaryDirectory(prefix="migrator-pip-") as scratch:  # no project files in pip's cwd
-        report = os.path.join(scratch, "report.json")
-        try:
-            done = subprocess.run(pip_command(requirements, options, report), capture_output=True, text=True,
-                                  cwd=scratch, env=env, timeout=options.timeout_s, stdin=subprocess.DEVNULL,
-                                  check=False)
-        except subprocess.TimeoutExpired:
-            return -1, "", f"pip did not finish within {options.timeout_s:.0f} s"
-        done_report = Path(report)
-        text = done_report.read_text(encoding="utf-8") if done.returncode == 0 and done_report.is_file() else ""
-    return done.returncode, text, done.stdout + done.stderr
+        report = Path(scratch) / "report.json"
+        log = Path(scratch) / "pip.log"
+        with log.open("w+", encoding="utf-8") as output:
+            process = subprocess.Popen(pip_command(requirements, options, str(report)), stdout=output,
+                                       stderr=subprocess.STDOUT, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                                       text=True)
+            deadline = time.monotonic() + options.timeout_s
+            while process.poll() is None:
+                stopped = "cancelled" if cancel and cancel() else "timeout" if time.monotonic() > deadline else ""
+                if stopped:
+                    process.kill()
+                    process.wait()
+                    return (-2, "", "cancelled") if stopped == "cancelled" else \
+                        (-1, "", f"pip did not finish within {options.timeout_s:.0f} s")
+                time.sleep(0.2)
+            output.seek(0)
+            text_log = output.read()
+        text = report.read_text(encoding="utf-8") if process.returncode == 0 and report.is_file() else ""
+    return process.returncode, text, text_log
 
 
 def _packages(report_text: str, requested: set[str]) -> list[ResolvedPackage]:
@@ -108,7 +121,8 @@ def _drop(requirements: list[str], name: str) -> list[str]:
     return [r for r in requirements if canonicalize_name(Requirement(r).name) != wanted]
 
 
-def resolve(requirements: list[str], options: ResolveOptions) -> Resolution:
+def resolve(requirements: list[str], options: ResolveOptions,
+            cancel: Callable[[], bool] | None = None) -> Resolution:
     """Resolve ``requirements`` (already parsed, no URLs); see the module docstring."""
     for text in requirements:
         Requirement(text)  # raises InvalidRequirement: callers pass parsed requirements only
@@ -118,8 +132,10 @@ def resolve(requirements: list[str], options: ResolveOptions) -> Resolution:
         return Resolution("skipped", "no requirements to resolve")
     remaining, no_wheel = list(requirements), list[str]()
     for _attempt in range(MAX_RETRIES):
-        code, out, err = _run_pip(remaining, options)
+        code, out, err = _run_pip(remaining, options, cancel)
         command = pip_command(remaining, options, "-")[1:]
+        if code == -2:
+            return Resolution("cancelled", "cancelled", no_wheel=no_wheel, command=command)
         if code == 0:
             requested = {str(canonicalize_name(Requirement(r).name)) for r in remaining}
             status = "partial" if no_wheel else "resolved"

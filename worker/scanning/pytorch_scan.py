@@ -9,7 +9,7 @@ configured index; ``MIGRATOR_RESOLVE_DEPENDENCIES=off`` turns it off (declared n
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from worker.scanning.dep_report import (
@@ -46,14 +46,15 @@ def rocm_version_for(target_hip_version: str) -> str:
 
 
 def pytorch_scan(tree: Path, exclude_globs: Iterable[str], kind: ProjectKind, options: ResolveOptions | None,
-                 rocm_version: str = DEFAULT_ROCM_VERSION) -> dict[str, object]:
+                 rocm_version: str = DEFAULT_ROCM_VERSION,
+                 cancel: Callable[[], bool] | None = None) -> dict[str, object]:
     """The scan data for a PyTorch project; empty for other kinds."""
     if kind.kind not in PYTHON_KINDS:
         return {}
     globs = tuple(exclude_globs)
     touchpoints = scan_touchpoints(tree, globs)
     readiness = python_readiness(touchpoints, rocm_files_shipped(tree, globs))
-    report = build_report(tree, globs, options, rocm_version)
+    report = build_report(tree, globs, options, rocm_version, cancel)
     generated = {REQUIREMENTS_FILE: requirements_text(report), CONSTRAINTS_FILE: constraints_text(report)} \
         if report.declarations else {}
     return {

@@ -63,7 +63,8 @@ def run(ctx: StageContext) -> StageResult:
     if kind.kind in PYTHON_KINDS:
         ctx.log("scan: Python touchpoints, and dependencies resolved by pip (binary only, nothing installed)\n")
     python = pytorch_scan(source, globs, kind, resolve_options_from_env(), rocm_version_for(
-        ctx.settings.target_hip_version))
+        ctx.settings.target_hip_version), cancel=ctx.is_cancelled)
+    ctx.check_cancelled()
     if python:
         ctx.log(f"scan: dependencies: {python['dependencies_summary']}\n")
     ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
