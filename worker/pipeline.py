@@ -30,7 +30,9 @@ from worker.stagelog import StageLog
 
 log = logging.getLogger(__name__)
 
-_OUTCOME_STATE = {"passed": StageState.PASSED, "failed": StageState.FAILED, "skipped": StageState.SKIPPED}
+_OUTCOME_STATE = {"passed": StageState.PASSED, "failed": StageState.FAILED, "skipped": StageState.SKIPPED,
+                  # until the stage state NOT_APPLICABLE lands (helper v15): recorded as skipped, with its reason
+                  "not_applicable": StageState.SKIPPED}
 Dispatcher = Callable[[Stage, str], None]
 
 

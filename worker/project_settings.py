@@ -48,6 +48,8 @@ class SmokeCheck:
 
 @dataclass(frozen=True)
 class ProjectSettings:
+    # fetch: one directory of the repository or archive (relative, inside it); empty = the whole tree
+    source_subdir: str = ""
     # hipify
     hipify_engine: HipifyEngine = "builtin"
     launch_style: LaunchStyle = "chevron"
@@ -120,6 +122,7 @@ class ProjectSettings:
             raise SettingsError("offload_archs: name at least one AMD GPU target")
         if self.cxx_std and not re.match(r"^(c|gnu)\+\+(11|14|17|20|23)$", self.cxx_std):
             raise SettingsError(f"cxx_std: {self.cxx_std!r} is not a C++ dialect such as c++17")
+        check_source_subdir(self.source_subdir)
         for flag in (*self.extra_flags, *self.defines, *self.include_dirs, *self.link_libraries):
             if "\0" in flag or "\n" in flag:
                 raise SettingsError(f"flags and paths may not hold NUL or newline characters: {flag!r}")
@@ -130,6 +133,18 @@ def _choices() -> dict[str, tuple[str, ...]]:
     """The allowed values of every setting typed as a ``Literal``."""
     hints = typing.get_type_hints(ProjectSettings)
     return {name: typing.get_args(hint) for name, hint in hints.items() if typing.get_origin(hint) is Literal}
+
+
+def check_source_subdir(value: str) -> str:
+    """A relative path inside the repository: no absolute path, no ``..``, no backslashes or control characters."""
+    if not value:
+        return value
+    if value.startswith(("/", "~")) or "\\" in value or any(ord(c) < 32 for c in value) or len(value) > 300:
+        raise SettingsError(f"source_subdir: {value!r} must be a relative path inside the repository")
+    parts = [p for p in value.strip("/").split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or parts[0].startswith("-"):
+        raise SettingsError(f"source_subdir: {value!r} must name a directory inside the repository (no '..')")
+    return value
 
 
 def _coerce(name: str, value: Any, default: Any) -> Any:
