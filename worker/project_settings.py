@@ -12,6 +12,9 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from worker.runner.preset_train import PresetError
+from worker.runner.presets import preset_from_dict
+
 BuildMode = Literal["per_tu", "project"]
 HipifyEngine = Literal["builtin", "hipify-perl", "hipify-clang"]
 LaunchStyle = Literal["chevron", "ggl"]
@@ -80,6 +83,7 @@ class ProjectSettings:
     smoke_compare_reference: bool = True
     smoke_wait_timeout_s: int = 1800
     smoke_output_limit_bytes: int = 1_000_000
+    smoke_preset: dict[str, Any] = dataclasses.field(default_factory=dict)  # a validation preset, else the command
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | None) -> ProjectSettings:
@@ -153,6 +157,14 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
         if value not in allowed:
             raise SettingsError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
         return value
+    if name == "smoke_preset":
+        if value in (None, {}):
+            return {}
+        try:
+            preset_from_dict(value)
+        except PresetError as exc:
+            raise SettingsError(f"smoke_preset: {exc}") from exc
+        return dict(value)
     if name == "smoke_checks":
         if not isinstance(value, (list, tuple)):
             raise SettingsError("smoke_checks: must be a list")

@@ -111,8 +111,8 @@ def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] |
 
 def run(ctx: StageContext) -> StageResult:
     settings = ctx.settings
-    preset = getattr(settings, "smoke_preset", None)  # a validation preset (issue 16) instead of a command
-    if isinstance(preset, dict) and preset:
+    preset = settings.smoke_preset  # a validation preset instead of a command
+    if preset:
         return run_preset_stage(ctx, preset)
     if not settings.smoke_command.strip():
         return StageResult.skipped("no smoke command configured in project settings")
@@ -206,8 +206,8 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     tails. ``ok`` is true when the reference ran as expected and passed its text/regex checks.
     """
     settings = ctx.settings
-    preset = getattr(settings, "smoke_preset", None)  # a validation preset (issue 16): run it on the CUDA side
-    if isinstance(preset, dict) and preset:
+    preset = settings.smoke_preset  # a validation preset: run it on the CUDA side too
+    if preset:
         return run_preset_reference(ctx, preset)
     if not settings.smoke_command.strip():
         return {"ok": False, "summary": "no smoke command configured in project settings"}
