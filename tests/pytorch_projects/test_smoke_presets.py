@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from worker.context import StageContext, Workspace
-from worker.project_settings import ProjectSettings
+from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages import smoke
 from worker.toolchain.roots import select_root
 
@@ -58,10 +58,9 @@ def test_llm_serve_passes_with_its_figures(tmp_path: Path, monkeypatch) -> None:
     assert json.loads((tmp_path / "ws/artifacts/smoke.json").read_text())["passed"] is True
 
 
-def test_a_bad_preset_fails_with_the_option_named(tmp_path: Path) -> None:
-    result = smoke.run(_context(tmp_path / "ws", {"preset": "train-steps", "command": "x", "steps": 0}, tmp_path))
-    assert result.outcome == "failed" and result.summary == "bad smoke preset: train-steps: steps must be between " \
-                                                            "1 and 100000"
+def test_a_bad_preset_is_refused_when_saved_with_the_option_named(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="smoke_preset: train-steps: steps must be between 1 and 100000"):
+        _context(tmp_path / "ws", {"preset": "train-steps", "command": "x", "steps": 0}, tmp_path)
 
 
 def test_the_cuda_reference_runs_the_same_preset_and_the_rocm_side_compares(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
