@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kombu import Queue  # type: ignore[attr-defined]
 
-from migrator.envconf import env_bool, env_int, env_list, env_str
+from migrator.envconf import env_bool, env_https_urls, env_int, env_list, env_networks, env_str
 from migrator.localdb import database_credentials, database_engine
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -138,6 +138,14 @@ MIGRATOR_MAX_FILE_BYTES = env_int("MIGRATOR_MAX_FILE_BYTES", 512 * 1024 * 1024, 
 # git sources: file:// and local paths are refused unless an operator allows them.
 MIGRATOR_ALLOW_LOCAL_GIT = env_bool("MIGRATOR_ALLOW_LOCAL_GIT", False)
 MIGRATOR_GIT_TIMEOUT_S = env_int("MIGRATOR_GIT_TIMEOUT_S", 300, minimum=1)
+# Code-host APIs the worker may post statuses and comments to: GitHub's and GitLab's public APIs plus
+# the self-hosted https bases listed here. Their names must resolve to public addresses, except inside
+# the networks listed in MIGRATOR_HOST_API_TRUSTED_NETWORKS (a GitLab on the company network).
+MIGRATOR_ALLOWED_HOST_API_BASES = [
+    "https://api.github.com", "https://gitlab.com/api/v4",
+    *env_https_urls("MIGRATOR_ALLOWED_HOST_API_BASES", []),
+]
+MIGRATOR_HOST_API_TRUSTED_NETWORKS = env_networks("MIGRATOR_HOST_API_TRUSTED_NETWORKS", [])
 
 MIGRATOR_WORKSPACE_ROOT = Path(env_str("MIGRATOR_WORKSPACE_ROOT", str(VAR_DIR / "workspaces")))
 MIGRATOR_CACHE_ROOT = Path(env_str("MIGRATOR_CACHE_ROOT", str(VAR_DIR / "cache")))

@@ -92,6 +92,9 @@ def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree:
     suffix = path.suffix.lower()
     target = dst / relative
     target.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() and not link_stays_inside(path, src):
+        return FileAccount(path=relative, status="skipped",
+                           warnings=[f"symbolic link to {os.readlink(path)!r} leaves the tree: not copied"])
     if path.is_symlink() or suffix not in CUDA_SUFFIXES | CXX_SUFFIXES:
         _copy(path, target)
         return FileAccount(path=relative, status="copied")
@@ -116,6 +119,17 @@ def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree:
     return entry
 
 
+def link_stays_inside(link: Path, root: Path) -> bool:
+    """True when ``link``'s text stays below ``root`` and so does the path reached by following it."""
+    text = os.readlink(link)
+    relative = link.parent.relative_to(root).as_posix()
+    joined = os.path.normpath(os.path.join(relative, text))
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(link)
+    inside = real == real_root or real.startswith(real_root + os.sep)
+    return inside and not text.startswith("/") and joined != ".." and not joined.startswith("../")
+
+
 def _copy(path: Path, target: Path) -> None:
     if path.is_symlink():
         target.symlink_to(os.readlink(path))
@@ -125,7 +139,7 @@ def _copy(path: Path, target: Path) -> None:
 
 def _log_line(entry: FileAccount) -> str:
     if entry.status == "skipped":
-        return f"skip  {entry.path} (excluded)\n"
+        return f"skip  {entry.path} ({entry.warnings[0] if entry.warnings else 'excluded'})\n"
     unconverted = f", {len(entry.unconverted)} unconverted" if entry.unconverted else ""
     name = f" -> {entry.renamed_to}" if entry.renamed_to else ""
     return f"{entry.status:<10} {entry.path}{name}: {entry.converted_total} converted{unconverted}\n"

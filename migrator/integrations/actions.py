@@ -45,7 +45,7 @@ def _claim(project: Project, provider: str, delivery_id: str, wanted: RunRequest
         cursor.execute(
             f"INSERT INTO {table} (provider, delivery_id, project_id, event, action, head_sha, pr_url, error, "
             "received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, '', %s) "
-            "ON CONFLICT (provider, delivery_id) DO NOTHING RETURNING id",
+            "ON CONFLICT (project_id, provider, delivery_id) DO NOTHING RETURNING id",
             [provider, delivery_id, project.pk, wanted.event[:50], wanted.action[:50], wanted.sha[:64],
              wanted.pr_url[:500], timezone.now()],
         )
@@ -57,7 +57,10 @@ def accept_delivery(project: Project, provider: str, delivery_id: str, wanted: R
     """Record a delivery and queue its run; a replayed delivery queues nothing."""
     pk = _claim(project, provider, delivery_id, wanted)
     if pk is None:
-        seen = WebhookDelivery.objects.filter(provider=provider, delivery_id=delivery_id).only("pk", "run").first()
+        seen = (
+            WebhookDelivery.objects.filter(project=project, provider=provider, delivery_id=delivery_id)
+            .only("pk", "run").first()
+        )
         return DeliveryOutcome(False, seen.pk if seen else 0, seen.run if seen else None)
     queue_delivery(pk)
     return DeliveryOutcome(True, pk, None)

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from translator import TranslateOptions, translate_source
 from translator.guards import INCLUDE_GUARDS
+from worker.toolchain.roots import select_root
 
 HELPER = """#include <cuda_runtime.h>
 #ifdef __DRIVER_TYPES_H__
@@ -75,7 +75,8 @@ def test_it_evaluates_version_tests_against_the_assumed_cuda_version() -> None:
 
 def test_every_hip_guard_it_emits_is_defined_by_the_installed_hip() -> None:
     defined = set()
-    headers = [*Path("/usr/include/hip").rglob("*.h"), *Path("/usr/include/hiprand").rglob("*.h")]
+    include = select_root().path / "usr/include"  # the toolchain root's headers
+    headers = [*(include / "hip").rglob("*.h"), *(include / "hiprand").rglob("*.h")]
     for header in headers:
         defined.update(re.findall(r"^#define\s+(\w+)", header.read_text(errors="replace"), re.MULTILINE))
     assert set(INCLUDE_GUARDS.values()) <= defined
