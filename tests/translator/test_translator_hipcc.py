@@ -1,14 +1,14 @@
-"""Translated output compiles with the real hipcc (two compiles: chevron and hipLaunchKernelGGL)."""
+"""Translated output compiles with the real hipcc of the toolchain root, in the sandbox (two compiles: chevron and
+hipLaunchKernelGGL)."""
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from translator import TranslateOptions, translate_source
+from worker.toolchain.roots import default_root
+from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxResult
 
 PROGRAM = """#include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -51,15 +51,14 @@ int main() {
 """
 
 
-def hipcc_compile(tmp_path: Path, text: str, name: str) -> subprocess.CompletedProcess[str]:
-    source = tmp_path / name
-    source.write_text(text)
-    env = {**os.environ, "HIP_PLATFORM": "amd"}
-    return subprocess.run(["hipcc", "--offload-arch=gfx90a", "-c", str(source), "-o", str(tmp_path / "out.o")],
-                          capture_output=True, text=True, env=env, timeout=600, check=False)
+def hipcc_compile(tmp_path: Path, text: str, name: str) -> SandboxResult:
+    root = default_root()
+    assert root is not None, "no toolchain root: ./dev builds it (scripts/toolchain-root ensure)"
+    (tmp_path / name).write_text(text)
+    command = ["hipcc", "--offload-arch=gfx90a", "-c", name, "-o", "out.o"]
+    return Sandbox(root, tmp_path).run(command, limits=SandboxLimits(timeout_s=600, memory_mb=4096))
 
 
-@pytest.mark.skipif(shutil.which("hipcc") is None, reason="hipcc is not installed")
 @pytest.mark.parametrize("launch_style", ["chevron", "ggl"])
 def test_translated_program_compiles_with_hipcc(tmp_path: Path, launch_style: str) -> None:
     options = TranslateOptions(target_hip_version="5.2", launch_style=launch_style)  # type: ignore[arg-type]
@@ -67,4 +66,4 @@ def test_translated_program_compiles_with_hipcc(tmp_path: Path, launch_style: st
     assert result.account.unconverted == []
     assert ("hipLaunchKernelGGL" in result.text) == (launch_style == "ggl")
     done = hipcc_compile(tmp_path, result.text, "program.cpp")
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.ok, done.process.output[-3000:]
