@@ -6,6 +6,7 @@ globs, is copied byte for byte. Files that are not UTF-8 are translated on their
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import shutil
@@ -13,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
+from translator.includegraph import IncludeGraph, included_names
 from translator.localdefs import defined_names
 from translator.options import TranslateOptions
-from translator.rules import build_rules
+from translator.rules import Target, build_rules
 from translator.source import _Interesting, translate_source
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
@@ -50,17 +52,27 @@ def read_text(path: Path) -> tuple[str, bool]:
         return data.decode("utf-8", "surrogateescape"), False
 
 
-def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> frozenset[str]:
-    """CUDA names that the project's own (non-excluded) sources define."""
-    ruleset = build_rules(options.roc_libraries, options.resolved_hip_version())
+def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> dict[str, frozenset[str]]:
+    """Per source file (relative path): the CUDA names defined by it or by the project files it includes."""
+    ruleset = build_rules(Target.of(options))
     interesting = _Interesting(ruleset.rules)
-    names: set[str] = set(options.keep_names)
+    defined: dict[str, set[str]] = {}
+    includes: dict[str, list[str]] = {}
     for path in files:
         relative = path.relative_to(src).as_posix()
-        if (path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not path.is_symlink()
-                and not is_excluded(relative, options.exclude_globs)):
-            names |= defined_names(read_text(path)[0], interesting, ruleset.identifier_pattern)
-    return frozenset(names)
+        if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not path.is_symlink():
+            text = read_text(path)[0]
+            includes[relative] = included_names(text)
+            if not is_excluded(relative, options.exclude_globs):
+                defined[relative] = defined_names(text, interesting)
+    graph = IncludeGraph(includes)
+    visible: dict[str, frozenset[str]] = {}
+    for relative in includes:
+        names = set(options.keep_names)
+        for seen in graph.visible(relative):
+            names |= defined.get(seen, set())
+        visible[relative] = frozenset(names)
+    return visible
 
 
 def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None, progress: Progress | None = None,
@@ -73,12 +85,13 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
     dst.mkdir(parents=True)
     files = walk(src)
     keep = project_definitions(files, src, options)
-    file_options = TranslateOptions(**{**options.__dict__, "keep_names": keep, "detect_local_definitions": False})
+    base = dataclasses.replace(options, detect_local_definitions=False)
     tree = TreeAccount(source=str(src), destination=str(dst))
     for index, path in enumerate(files, start=1):
         if is_cancelled is not None and is_cancelled():
             break
-        entry = _one_file(path, src, dst, file_options, tree)
+        names = keep.get(path.relative_to(src).as_posix(), options.keep_names)
+        entry = _one_file(path, src, dst, dataclasses.replace(base, keep_names=names), tree)
         tree.files.append(entry)
         if log is not None and entry.status != "copied":
             log(_log_line(entry))

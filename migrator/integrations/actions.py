@@ -21,6 +21,7 @@ from migrator.integrations.models import WebhookDelivery
 from migrator.projects.actions import ActionError, create_run
 from migrator.projects.constants import Trigger
 from migrator.projects.models import Project, Run
+from worker.broker import BROKER_ERRORS
 from worker.dispatch import start_run
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class DeliveryOutcome:
     created: bool  # False: a replay of a delivery already seen
     delivery_id: int
     run: Run | None
+    queued: bool = True  # False: recorded, but the broker was down (the sweep queues it later)
 
 
 def _claim(project: Project, provider: str, delivery_id: str, wanted: RunRequest) -> int | None:
@@ -62,14 +64,19 @@ def accept_delivery(project: Project, provider: str, delivery_id: str, wanted: R
             .only("pk", "run").first()
         )
         return DeliveryOutcome(False, seen.pk if seen else 0, seen.run if seen else None)
-    queue_delivery(pk)
-    return DeliveryOutcome(True, pk, None)
+    return DeliveryOutcome(True, pk, None, queued=queue_delivery(pk))
 
 
-def queue_delivery(pk: int) -> None:
+def queue_delivery(pk: int) -> bool:
+    """Queue the delivery's hand-off; False when the broker is down (the row stays for the sweep)."""
     from migrator.integrations.tasks import start_delivery_run
 
-    start_delivery_run.apply_async(args=[pk], queue="hooks")
+    try:
+        start_delivery_run.apply_async(args=[pk], queue="hooks")
+    except BROKER_ERRORS as exc:
+        log.warning("delivery %s is recorded but could not be queued (%s); the sweep will", pk, exc)
+        return False
+    return True
 
 
 def start_delivery_run(pk: int) -> Run | None:
@@ -99,5 +106,6 @@ def requeue_stale_deliveries(now: datetime | None = None) -> int:
         .values_list("pk", flat=True)[:500]
     )
     for pk in stale:
-        queue_delivery(pk)
+        if not queue_delivery(pk):
+            break  # the broker is down again; the next sweep retries the rest
     return len(stale)

@@ -25,6 +25,7 @@ from migrator.integrations.models import HostKind, ProjectIntegration
 from migrator.integrations.verify import verify_github_signature, verify_gitlab_token
 from migrator.lib.jsonbounds import JsonBoundsError, load_bounded
 from migrator.projects.constants import SourceKind
+from migrator.projects.queueing import retry_after_s
 
 MAX_DELIVERY_ID = 100
 MAX_BODY_BYTES = 5 * 1024 * 1024  # GitHub and GitLab events are far smaller; bigger bodies are not read
@@ -77,6 +78,10 @@ def _start(integration: ProjectIntegration, provider: str, delivery_id: str, wan
     if not outcome.created:
         run_id = outcome.run.pk if outcome.run else None
         return JsonResponse({"duplicate": True, "delivery": outcome.delivery_id, "run": run_id}, status=200)
+    if not outcome.queued:  # recorded: a redelivery is answered as a duplicate, the sweep queues it
+        response = _error("the work queue cannot be reached right now; the delivery is recorded", 503)
+        response["Retry-After"] = str(retry_after_s())
+        return response
     return JsonResponse({"queued": True, "delivery": outcome.delivery_id}, status=202)
 
 

@@ -11,7 +11,7 @@ from migrator.lib.sig_validate import SignatureError, validate_signature
 
 SEED_PATH = Path(__file__).resolve().parent.parent / "notebook_seed" / "entries.yaml"
 
-# The only slugs findings and diagnostics may reference (docs/HELPERS-COMMON.md).
+# The only slugs findings and diagnostics may reference.
 NOTEBOOK_SLUGS: tuple[str, ...] = (
     "cuda-header-not-found",
     "cmake-findcuda",

@@ -24,6 +24,8 @@ from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, is_excluded, walk
 from worker.context import StageContext, StageResult
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
+from worker.stages.pytorch_hipify import apply_python_port
+from worker.stages.torch_engine import run_torch_engine, wants_torch_engine
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
@@ -33,15 +35,25 @@ MAX_LISTED = 20
 
 
 def options_from(ctx: StageContext) -> TranslateOptions:
-    """The translation follows the chosen toolchain: its HIP version decides which APIs are emitted."""
+    """The translation follows the chosen toolchain: its HIP version and the identifiers its own headers
+    declare decide which names are emitted (a name the root does not declare is reported, not written)."""
     settings = ctx.settings
+    toolchain = detect_toolchain(settings.toolchain)
+    declared = _declared_names(toolchain) if not settings.target_hip_version else None
     return TranslateOptions(
         launch_style=settings.launch_style,
         roc_libraries=settings.roc_libraries,
         rename_cu_to_hip=settings.rename_cu_to_hip,
         exclude_globs=tuple(settings.exclude_globs),
-        target_hip_version=settings.target_hip_version or detect_toolchain(settings.toolchain).hip_version,
+        target_hip_version=settings.target_hip_version or toolchain.hip_version,
+        declared_names=declared,
     )
+
+
+def _declared_names(toolchain: Toolchain) -> frozenset[str] | None:
+    if not toolchain.available:
+        return None
+    return select_root(toolchain.name).declared_identifiers() or None
 
 
 def run(ctx: StageContext) -> StageResult:
@@ -51,7 +63,11 @@ def run(ctx: StageContext) -> StageResult:
     ctx.workspace.ensure()
     options = options_from(ctx)
     engine_name = ctx.settings.hipify_engine
-    if engine_name == "builtin":
+    # PyTorch extensions: PyTorch's own hipify, what ROCm PyTorch's BuildExtension runs (None: not installed)
+    torch_account = run_torch_engine(ctx) if wants_torch_engine(ctx) else None
+    if torch_account is not None:
+        account = torch_account
+    elif engine_name == "builtin":
         ctx.log(f"hipify: builtin engine, target HIP {'.'.join(map(str, options.resolved_hip_version()))}\n")
         account = translate_tree(source, ctx.workspace.hip, options, progress=ctx.progress, log=ctx.log,
                                  is_cancelled=ctx.is_cancelled)
@@ -72,8 +88,11 @@ def run(ctx: StageContext) -> StageResult:
             return StageResult.failed(f"{engine_name} failed on {len(failed)} of {tried} files "
                                       f"(first: {failed[0].path})", **_data(ctx, account))
     fixes = apply_build_fixes(ctx)
+    python_port = apply_python_port(ctx)  # PyTorch projects: Python/config fixes, requirements-rocm.txt
+    fixes += python_port.fixes
     data = _data(ctx, account)
     data["build_fixes"] = [fix.to_dict() for fix in fixes]
+    data["generated_files"] = python_port.generated
     totals = account.totals()
     summary = (f"{totals['changed']} of {totals['files']} files translated, {totals['converted_total']} references "
                f"converted, {totals['unconverted_total']} left unconverted, {len(fixes)} build-file fixes applied")
