@@ -127,9 +127,11 @@ def celery_app_on(broker_url: str) -> Iterator[None]:
 
 
 def _switch(app: object, url: str) -> None:
-    pool = getattr(app, "_pool", None)
-    if pool is not None:
-        pool.force_close_all()
+    from kombu import pools
+
+    # kombu keeps connection pools in a process-wide registry keyed by broker URL: a pool closed here would
+    # be handed back, closed, the next time that URL is used ("Acquire on closed pool"). Reset them all.
+    pools.reset()
     app.conf.broker_url = url  # type: ignore[attr-defined]
     app._pool = None  # type: ignore[attr-defined]
     app.amqp._producer_pool = None  # type: ignore[attr-defined]

@@ -76,7 +76,7 @@ def test_concurrent_migrate_repo_calls_on_one_directory_each_fetch_their_archive
     source = tmp_path / "kernels"
     (source / "src").mkdir(parents=True)
     (source / "src" / "k.cu").write_text("__global__ void k() {}\n")
-    Team.objects.create(name="cli", slug="cli")
+    team = Team.objects.create(name="cli", slug="cli")
     runs: list[Run] = []
     errors: list[BaseException] = []
 
@@ -84,7 +84,7 @@ def test_concurrent_migrate_repo_calls_on_one_directory_each_fetch_their_archive
         from django.db import connection
 
         try:
-            runs.append(migrate_repo(str(source)))
+            runs.append(migrate_repo(str(source), team=team))
         except BaseException as exc:  # reported below
             errors.append(exc)
         finally:

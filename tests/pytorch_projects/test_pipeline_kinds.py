@@ -16,7 +16,7 @@ from migrator.projects.models import Run
 pytestmark = pytest.mark.django_db
 
 
-def test_a_fine_tuning_project_runs_through_the_pipeline(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_fine_tuning_project_runs_through_the_pipeline(team_user, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
     source = tmp_path / "tunekit"
     shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "finetune", source)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "vecadd_cublas"
 
 
-def test_a_cublas_program_passes_compile_and_link_with_default_settings(tmp_path: Path) -> None:
+def test_a_cublas_program_passes_compile_and_link_with_default_settings(team_user, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     project = tmp_path / "vecadd"
     shutil.copytree(FIXTURE, project)
     out = io.StringIO()
