@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from worker.project_settings import ProjectSettings
 
-StageOutcome = Literal["passed", "failed", "skipped"]
+StageOutcome = Literal["passed", "failed", "skipped", "not_applicable"]
 
 
 class StageCancelled(Exception):
@@ -77,3 +77,7 @@ class StageResult:
     @classmethod
     def skipped(cls, summary: str, **data: Any) -> StageResult:
         return cls("skipped", summary, dict(data))
+
+    @classmethod
+    def not_applicable(cls, summary: str, **data: Any) -> StageResult:
+        return cls("not_applicable", summary, dict(data))

@@ -6,6 +6,7 @@ from datetime import datetime
 from ninja import Schema
 
 from migrator.projects.models import Project, Run
+from migrator.projects.verdict import run_verdict
 
 
 class ErrorOut(Schema):
@@ -49,6 +50,12 @@ class StageOut(Schema):
     progress_total: int
 
 
+class UncheckedOut(Schema):
+    stage: str
+    reason: str
+    detail: str
+
+
 class RunOut(Schema):
     id: int
     project_id: int
@@ -64,9 +71,25 @@ class RunOut(Schema):
     started_at: datetime | None
     finished_at: datetime | None
 
+    verdict: str
+    unchecked: list[UncheckedOut]
+    fake_gpu: bool
+
     @staticmethod
     def resolve_archive_sha256(obj: Run) -> str | None:
         return obj.archive.sha256 if obj.archive_id and obj.archive else None
+
+    @staticmethod
+    def resolve_verdict(obj: Run) -> str:
+        return str(run_verdict(obj).state)
+
+    @staticmethod
+    def resolve_unchecked(obj: Run) -> list[dict[str, str]]:
+        return [u.to_dict() for u in run_verdict(obj).unchecked]
+
+    @staticmethod
+    def resolve_fake_gpu(obj: Run) -> bool:
+        return run_verdict(obj).fake_gpu
 
 
 class RunDetailOut(RunOut):

@@ -15,7 +15,7 @@ from django.db.models import Max
 from migrator.accounts.models import Team
 from migrator.lib.archives import ArchiveError, detect_archive_format
 from migrator.projects import transitions
-from migrator.projects.constants import STAGE_NAMES, SourceKind, StageState, Trigger
+from migrator.projects.constants import REUSABLE_STAGE_STATES, STAGE_NAMES, SourceKind, Trigger
 from migrator.projects.models import Project, Run, SourceArchive, Stage
 from worker.project_settings import ProjectSettings
 
@@ -102,7 +102,7 @@ def create_rerun(run: Run, *, user: User | None, from_stage: str = "fetch") -> R
         raise ActionError("a run can be re-run once it has finished")
     start = STAGE_NAMES.index(from_stage)
     earlier = {s.name: s for s in run.stages.all()}
-    if any(earlier[name].state != StageState.PASSED for name in STAGE_NAMES[:start]):
+    if any(earlier[name].state not in REUSABLE_STAGE_STATES for name in STAGE_NAMES[:start]):
         raise ActionError(f"cannot re-run from {from_stage}: an earlier stage of run #{run.number} did not pass")
     new = create_run(
         run.project, user=user, trigger=Trigger.RERUN, archive=run.archive, ref=run.commit_sha or run.ref,
@@ -112,7 +112,7 @@ def create_rerun(run: Run, *, user: User | None, from_stage: str = "fetch") -> R
     for name in STAGE_NAMES[:start]:
         old = earlier[name]
         Stage.objects.filter(run=new, name=name).update(
-            state=StageState.PASSED, summary=f"reused from run #{run.number}: {old.summary}"[:500],
+            state=old.state, summary=f"reused from run #{run.number}: {old.summary}"[:500],
             data=old.data, started_at=old.started_at, finished_at=old.finished_at,
             progress_done=old.progress_done, progress_total=old.progress_total,
         )

@@ -111,7 +111,7 @@ class Stage(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="stages")
     name = models.CharField(max_length=20)
     position = models.PositiveSmallIntegerField()
-    state = models.CharField(max_length=10, choices=StageState.choices, default=StageState.QUEUED)
+    state = models.CharField(max_length=20, choices=StageState.choices, default=StageState.QUEUED)
     queue = models.CharField(max_length=20, default="cpu")
     task_id = models.CharField(max_length=64, blank=True)
     worker = models.CharField(max_length=200, blank=True)
@@ -153,8 +153,11 @@ class Stage(models.Model):
 
     @property
     def progress_percent(self) -> int:
+        # Only a stage that ran to its end fills its bar; skipped or cancelled ones show what they did.
+        if self.state in (StageState.SKIPPED, StageState.NOT_APPLICABLE):
+            return 0
         if not self.progress_total:
-            return 100 if self.is_final else 0
+            return 100 if self.state in (StageState.PASSED, StageState.FAILED) else 0
         return min(100, round(100 * self.progress_done / self.progress_total))
 
 

@@ -20,6 +20,7 @@ from migrator.projects.forms import LiveForm, LogForm, RerunForm, StageChoiceFor
 from migrator.projects.logs import log_tail, read_log_from, stream_log
 from migrator.projects.models import Run, Stage
 from migrator.projects.stage_panels import panel_context as stage_panel_context
+from migrator.projects.verdict import verdict_of
 from worker.dispatch import start_run
 
 HTMX_STOP_POLLING = 286
@@ -48,6 +49,7 @@ def _status_context(run: Run, requested: str) -> dict[str, object]:
         "matches": matches, "error_lines": error_lines,
         "stage_templates": [f"projects/stages/_{selected.name}.html", "projects/stages/_generic.html"],
         "panel": stage_panel_context(run, selected),
+        "verdict": verdict_of(stages, run.cancel_requested),
     }
 
 

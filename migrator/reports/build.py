@@ -9,6 +9,7 @@ from django.conf import settings as django_settings
 from django.urls import reverse
 
 from migrator.projects.models import Run
+from migrator.projects.verdict import run_verdict
 from migrator.reports.compare import compare_reports
 from migrator.reports.jsondata import JsonDict
 from migrator.reports.markdown import render_markdown
@@ -72,6 +73,7 @@ def _core(run: Run) -> JsonDict:
         "project": {"id": run.project_id, "name": run.project.name, "team": run.project.team.name},
         "run": _run_facts(run),
         "state": run.state,
+        "verdict": run_verdict(run).to_dict(),
         "pull_request": pr.to_dict() if pr else ({"url": run.pr_url} if run.pr_url else None),
         "source": _source(run),
         "stages": [

@@ -16,7 +16,8 @@ from migrator.reports.jsondata import (
 )
 
 GITHUB_COMMENT_LIMIT = 65_536
-ICONS = {"passed": "✅", "failed": "❌", "skipped": "⏭️", "cancelled": "⛔", "running": "⏳", "queued": "🕒"}
+ICONS = {"passed": "✅", "partial": "🟡", "failed": "❌", "skipped": "⏭️", "cancelled": "⛔", "running": "⏳", "queued": "🕒",
+         "not_applicable": "➖"}
 TRUNCATION_NOTE = "\n\n> ✂️ This report is longer than a comment allows; parts are left out. [Full report]({url})\n"
 
 
@@ -60,9 +61,23 @@ def _header(report: JsonDict) -> str:
     if pr.get("url"):
         lines.append(f"**Pull request:** {cell(pr.get('url'))}")
     lines.append(f"**Full report:** [{cell(run.get('url'))}]({as_str(run.get('url'))})")
+    lines += _verdict_lines(as_dict(report.get("verdict")))
     rows = [[cell(s.get("name")), f"{ICONS.get(as_str(s.get('state')), '')} {cell(s.get('state'))}",
              _seconds(s.get("duration_s")), cell(s.get("summary"))] for s in as_dicts(report.get("stages"))]
     return "\n".join(lines) + "\n\n" + table(["Stage", "State", "Time", "Summary"], rows)
+
+
+def _verdict_lines(verdict: JsonDict) -> list[str]:
+    """What a partial run did not check, and a warning when results came from a fake GPU."""
+    lines = []
+    unchecked = as_dicts(verdict.get("unchecked"))
+    if unchecked:
+        items = "; ".join(f"{cell(u.get('stage'))}: {cell(u.get('reason'))}" for u in unchecked)
+        lines.append(f"**Verdict:** {cell(verdict.get('state'))}, not checked: {items}")
+    if verdict.get("fake_gpu"):
+        lines.append("> ⚠️ **Fake GPU:** some results come from devices faked with `MIGRATOR_FAKE_GPUS` (test/demo mode); "
+                     "they say nothing about real hardware.")
+    return lines
 
 
 def _comparison(report: JsonDict) -> str:

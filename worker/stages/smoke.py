@@ -109,7 +109,7 @@ def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] |
 def run(ctx: StageContext) -> StageResult:
     settings = ctx.settings
     if not settings.smoke_command.strip():
-        return StageResult.skipped("no smoke command configured in project settings")
+        return StageResult.skipped("no smoke command configured in project settings", no_smoke_command=True)
     build = ctx.workspace.build
     if not build.is_dir():
         return StageResult.failed("nothing was built: the build directory is missing", classification=None)
