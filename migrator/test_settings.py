@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+os.environ["MIGRATOR_MODE"] = "test"  # fake GPUs allowed (the runner tests lease them)
 os.environ.setdefault("MIGRATOR_VAR_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "migrator-tests"))
 
 from migrator.settings import *  # noqa: E402,F401,F403

@@ -48,6 +48,12 @@ class StageOut(Schema):
     duration_s: float | None
     progress_done: int
     progress_total: int
+    fake_gpu: bool
+
+    @staticmethod
+    def resolve_fake_gpu(obj: object) -> bool:
+        data = getattr(obj, "data", None)
+        return bool(data.get("fake_gpu")) if isinstance(data, dict) else False
 
 
 class UncheckedOut(Schema):

@@ -177,6 +177,8 @@ def _smoke(report: JsonDict) -> str:
     if not s:
         return ""
     lines = [f"**Exit:** {cell(s.get('signal') or s.get('exit_code'))} in {_seconds(s.get('duration_s'))}" if s.get("ran") else "**Not run.**"]
+    if s.get("fake_gpu"):
+        lines.insert(0, "⚠️ **Ran on a fake GPU** (`MIGRATOR_FAKE_GPUS`): this result says nothing about real hardware.")
     if s.get("classification"):
         lines.append(f"**Classified as:** {code(s.get('classification'))}: {cell(s.get('evidence'))}")
     checks = as_dicts(s.get("checks"))
@@ -185,9 +187,11 @@ def _smoke(report: JsonDict) -> str:
         lines.append(table(["Check", "Result", "Detail"], rows))
     reference = as_dict(s.get("reference"))
     if reference:
+        if reference.get("reuse_note"):
+            lines.append(f"**CUDA reference reuse:** {cell(reference.get('reuse_note'))}")
         lines.append(f"**CUDA reference:** {cell(reference.get('summary') or 'not available')}; "
                      f"comparison {cell(reference.get('comparison') or 'not made')} {cell(reference.get('comparison_detail'))}")
-    title = f"Smoke: {cell(s.get('classification') or ('ran' if s.get('ran') else 'not run'))}"
+    title = f"Smoke{' [fake GPU]' if s.get('fake_gpu') else ''}: {cell(s.get('classification') or ('ran' if s.get('ran') else 'not run'))}"
     return details(title, "\n\n".join(lines))
 
 

@@ -7,7 +7,7 @@ Outputs: ``ctx.workspace.hip``, a full copy of the source with CUDA-bearing file
 translated; ``artifacts/translation.json`` with the full account; stage data with the
 run totals and compact per-file entries (at most ``MAX_LISTED`` unconverted names each).
 Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not
-installed or fails on every file. Unconverted identifiers alone do not fail the stage:
+installed or fails on any file (the summary counts them). Unconverted identifiers alone do not fail the stage:
 they are reported (notebook slug ``hipify-unconverted``) for the compile stage to confirm.
 """
 from __future__ import annotations
@@ -56,9 +56,9 @@ def run(ctx: StageContext) -> StageResult:
             return StageResult.failed(f"{engine_name} is not installed (looked on PATH and in $ROCM_PATH/bin); "
                                       "install it or set the hipify engine to builtin")
         account = _run_external(ctx, engine, options)
-        failed = [f for f in account.files if f.status == "failed"]
-        if failed and len(failed) == sum(1 for f in account.files if f.status not in ("copied", "skipped")):
-            return StageResult.failed(f"{engine_name} failed on every file ({len(failed)})", **_data(ctx, account))
+        failure = engine_failure(engine_name, account)
+        if failure:
+            return StageResult.failed(failure, **_data(ctx, account))
     fixes = apply_build_fixes(ctx)
     data = _data(ctx, account)
     data["build_fixes"] = [fix.to_dict() for fix in fixes]
@@ -66,6 +66,22 @@ def run(ctx: StageContext) -> StageResult:
     summary = (f"{totals['changed']} of {totals['files']} files translated, {totals['converted_total']} references "
                f"converted, {totals['unconverted_total']} left unconverted, {len(fixes)} build-file fixes applied")
     return StageResult.passed(summary, **data)
+
+
+def engine_failure(engine_name: str, account: TreeAccount) -> str:
+    """Why an external engine's run cannot pass: the files it failed on, counted; empty when none.
+
+    A file the engine failed on stays an untranslated copy, so the stage fails rather than pass
+    with CUDA code silently left behind.
+    """
+    failed = [f.path for f in account.files if f.status == "failed"]
+    if not failed:
+        return ""
+    attempted = sum(1 for f in account.files if f.status not in ("copied", "skipped"))
+    if len(failed) == attempted:
+        return f"{engine_name} failed on every file ({len(failed)})"
+    listed = ", ".join(failed[:5]) + (", ..." if len(failed) > 5 else "")
+    return f"{engine_name} failed on {len(failed)} of {attempted} files ({listed}); they were left untranslated"
 
 
 def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:
