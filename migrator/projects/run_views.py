@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from migrator.projects import actions
 from migrator.projects.access import get_run_or_404
+from migrator.projects.causes import run_causes
 from migrator.projects.constants import FINAL_STAGE_STATES, StageState
 from migrator.projects.errorlines import failing_lines
 from migrator.projects.forms import LiveForm, LogForm, RerunForm, StageChoiceForm
@@ -50,6 +51,7 @@ def _status_context(run: Run, requested: str) -> dict[str, object]:
         "stage_templates": [f"projects/stages/_{selected.name}.html", "projects/stages/_generic.html"],
         "panel": stage_panel_context(run, selected),
         "verdict": verdict_of(stages, run.cancel_requested),
+        "causes": run_causes(run, stages),
     }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.conf import settings as django_settings
 from django.urls import reverse
 
+from migrator.projects.causes import run_causes
 from migrator.projects.models import Run
 from migrator.projects.verdict import run_verdict
 from migrator.reports.compare import compare_reports
@@ -94,6 +95,7 @@ def build_report(run: Run) -> JsonDict:
     """The full report of ``run``, with notebook matches and the comparison with the previous run."""
     run = Run.objects.select_related("project", "project__team", "archive").get(pk=run.pk)
     report = _core(run)
+    report["causes"] = run_causes(run).to_dict()
     report["notebook_matches"] = notebook_matches(run)
     before = previous_run(run)
     report["comparison"] = compare_reports(_core(before), report) if before else None

@@ -14,6 +14,7 @@ from migrator.reports.jsondata import (
     as_list,
     as_str,
 )
+from worker.wording import counted
 
 GITHUB_COMMENT_LIMIT = 65_536
 ICONS = {"passed": "✅", "partial": "🟡", "failed": "❌", "skipped": "⏭️", "cancelled": "⛔", "running": "⏳", "queued": "🕒",
@@ -62,6 +63,9 @@ def _header(report: JsonDict) -> str:
         lines.append(f"**Pull request:** {cell(pr.get('url'))}")
     lines.append(f"**Full report:** [{cell(run.get('url'))}]({as_str(run.get('url'))})")
     lines += _verdict_lines(as_dict(report.get("verdict")))
+    causes = as_dict(report.get("causes"))
+    if causes.get("summary"):
+        lines.append(f"**Why it failed:** {cell(causes.get('summary'))}")
     rows = [[cell(s.get("name")), f"{ICONS.get(as_str(s.get('state')), '')} {cell(s.get('state'))}",
              _seconds(s.get("duration_s")), cell(s.get("summary"))] for s in as_dicts(report.get("stages"))]
     return "\n".join(lines) + "\n\n" + table(["Stage", "State", "Time", "Summary"], rows)
@@ -110,7 +114,7 @@ def _translation(report: JsonDict) -> str:
         rows = [[code(u.get("name")), str(as_int(u.get("count"))), cell(u.get("family")),
                  ", ".join(code(loc) for loc in as_list(u.get("locations")))] for u in top]
         body += "\n\n**Top unconverted APIs**\n\n" + table(["API", "Count", "Family", "Where"], rows)
-    title = (f"Translation ({cell(t.get('engine'))}): {as_int(t.get('changed'))} of {as_int(t.get('files'))} files changed, "
+    title = (f"Translation ({cell(t.get('engine'))}): {as_int(t.get('changed'))} of {counted(as_int(t.get('files')), 'file')} changed, "
              f"{as_int(t.get('converted_total'))} converted, {as_int(t.get('unconverted_total'))} unconverted")
     return details(title, body)
 
@@ -156,7 +160,8 @@ def _compile(report: JsonDict) -> str:
         body = "**Failed files:** " + ", ".join(code(x) for x in failed[:30]) + "\n\n" + body
     if c.get("project_build_error"):
         body = f"**Project build:** {cell(c.get('project_build_error'))}\n\n" + body
-    title = (f"Compile: {as_int(c.get('files'))} files, {as_int(c.get('errors'))} errors, {as_int(c.get('warnings'))} warnings "
+    title = (f"Compile: {counted(as_int(c.get('files')), 'file')}, {counted(as_int(c.get('errors')), 'error')}, "
+             f"{counted(as_int(c.get('warnings')), 'warning')} "
              f"(cache {as_int(c.get('cache_hits'))} hits)")
     return details(title, body, open_=as_int(c.get("errors")) > 0)
 

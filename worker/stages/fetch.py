@@ -15,6 +15,7 @@ from pathlib import Path
 from migrator.lib.archives import ArchiveError, Limits, unpack_archive
 from migrator.lib.gitsource import GitSourceError, shallow_clone
 from worker.context import StageContext, StageResult
+from worker.wording import counted
 
 
 def run(ctx: StageContext) -> StageResult:
@@ -47,7 +48,7 @@ def _fetch_archive(ctx: StageContext, spec: dict[str, object], dest: Path) -> St
     ctx.log(f"unpacked {report.files} files, {report.bytes} bytes\n")
     ctx.progress(report.files, report.files)
     return StageResult.passed(
-        f"unpacked {report.files} files ({_human(report.bytes)})",
+        f"unpacked {counted(report.files, 'file')} ({_human(report.bytes)})",
         kind="archive", sha256=spec.get("sha256"), files=report.files, bytes=report.bytes,
     )
 
@@ -65,7 +66,7 @@ def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageR
     files, size = _count_tree(dest)
     ctx.progress(files, files)
     return StageResult.passed(
-        f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {files} files ({_human(size)})",
+        f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {counted(files, 'file')} ({_human(size)})",
         kind="git", url=url, ref=result.ref, commit=result.commit, files=files, bytes=size,
     )
 

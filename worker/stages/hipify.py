@@ -22,6 +22,7 @@ from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, is_excluded, walk
 from worker.context import StageContext, StageResult
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
+from worker.wording import counted
 
 ACCOUNT_ARTIFACT = "translation.json"
 MAX_LISTED = 20
@@ -63,8 +64,10 @@ def run(ctx: StageContext) -> StageResult:
     data = _data(ctx, account)
     data["build_fixes"] = [fix.to_dict() for fix in fixes]
     totals = account.totals()
-    summary = (f"{totals['changed']} of {totals['files']} files translated, {totals['converted_total']} references "
-               f"converted, {totals['unconverted_total']} left unconverted, {len(fixes)} build-file fixes applied")
+    files, converted = int(str(totals["files"])), int(str(totals["converted_total"]))
+    summary = (f"{totals['changed']} of {counted(files, 'file')} translated, "
+               f"{counted(converted, 'reference')} converted, {totals['unconverted_total']} left unconverted, "
+               f"{counted(len(fixes), 'build-file fix', 'build-file fixes')} applied")
     return StageResult.passed(summary, **data)
 
 
@@ -81,7 +84,7 @@ def engine_failure(engine_name: str, account: TreeAccount) -> str:
     if len(failed) == attempted:
         return f"{engine_name} failed on every file ({len(failed)})"
     listed = ", ".join(failed[:5]) + (", ..." if len(failed) > 5 else "")
-    return f"{engine_name} failed on {len(failed)} of {attempted} files ({listed}); they were left untranslated"
+    return f"{engine_name} failed on {len(failed)} of {counted(attempted, 'file')} ({listed}); they were left untranslated"
 
 
 def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:

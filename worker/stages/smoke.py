@@ -98,8 +98,8 @@ def source_pin(ctx: StageContext) -> str:
 
 
 def on_fake_gpu(job: GpuRun) -> bool:
-    """True when the job ran (or would have run) on a device faked with MIGRATOR_FAKE_GPUS."""
-    return bool(job.gpu.fake) if job.gpu is not None else job.probe.fake
+    """True when the job leased a device faked with MIGRATOR_FAKE_GPUS."""
+    return job.gpu is not None and job.gpu.fake
 
 
 def reference_stdout(reference: dict[str, Any] | None) -> str | None:
