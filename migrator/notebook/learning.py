@@ -83,9 +83,10 @@ class UnmatchedRow:
     projects: int
     teams: int
     last_seen: datetime
+    line: str  # the raw example for a team that saw it, else the normalised form (no other team's paths)
 
 
-def top_unmatched(limit: int = 15) -> list[UnmatchedRow]:
+def top_unmatched(team_ids: Iterable[int] = (), limit: int = 15) -> list[UnmatchedRow]:
     """The unresolved failures seen most often, with how many projects and teams saw them."""
     rows = (
         UnmatchedFailure.objects.filter(resolved_by__isnull=True)
@@ -93,7 +94,9 @@ def top_unmatched(limit: int = 15) -> list[UnmatchedRow]:
                   latest=Max("sightings__created_at"))
         .order_by("-occurrences", "-last_seen")[:limit]
     )
-    return [UnmatchedRow(r, r.n_projects, r.n_teams, r.latest or r.last_seen) for r in rows]
+    rows = list(rows)
+    own = dict(FailureSighting.objects.filter(failure__in=rows, team_id__in=list(team_ids)).values_list("failure_id", "line"))
+    return [UnmatchedRow(r, r.n_projects, r.n_teams, r.latest or r.last_seen, own.get(r.pk, r.normalised)) for r in rows]
 
 
 def _entry_matcher(entry: Entry) -> object | None:
