@@ -86,7 +86,7 @@ def create_run(
         project=project, number=number, trigger=trigger, source_kind=project.source_kind,
         archive=archive if project.source_kind == SourceKind.ARCHIVE else None,
         git_url=project.git_url, ref=ref or project.git_ref, pr_url=pr_url, commit_sha=commit_sha,
-        created_by=user,
+        created_by=user, settings_used=dict(project.settings or {}),
     )
     Stage.objects.bulk_create(Stage(run=run, name=name, position=i) for i, name in enumerate(STAGE_NAMES))
     return run

@@ -67,6 +67,9 @@ class Run(models.Model):
     pr_url = models.CharField(max_length=500, blank=True)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
     cancel_requested = models.BooleanField(default=False)
+    # The project settings (as stored: differences from the defaults) when the run was created, so
+    # a report can tell a settings change from a change in the code.
+    settings_used = models.JSONField(default=dict, blank=True)
     # Bumped on every change a viewer could see, so live partials can answer "nothing new" cheaply.
     version = models.PositiveBigIntegerField(default=0)
     created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")

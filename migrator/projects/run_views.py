@@ -68,7 +68,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     requested = choice.cleaned_data["stage"] if choice.is_valid() else ""
     context = _status_context(run, requested or "")
     selected: Stage = context["selected"]  # type: ignore[assignment]
-    context |= _log_context(selected) | {"rerun_form": RerunForm()}
+    context |= _log_context(selected) | {"rerun_form": RerunForm.for_run(context["stages"])}  # type: ignore[arg-type]
     return render(request, "projects/run.html", context)
 
 
@@ -88,7 +88,7 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
         # Following the run: the selected stage moved on, so swap the log pane to it (out of band).
         context |= _log_context(selected) | {"log_switch": True}
     if run.is_final:
-        context["rerun_form"] = RerunForm()  # the actions swap from "cancel" to "re-run"
+        context["rerun_form"] = RerunForm.for_run(context["stages"])  # type: ignore[arg-type]  # "cancel" becomes "re-run"
     response = render(request, "projects/run.html#status", context)
     if run.is_final:
         response.status_code = HTMX_STOP_POLLING

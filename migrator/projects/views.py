@@ -16,6 +16,8 @@ from migrator.projects import actions
 from migrator.projects.access import get_project_or_404, projects_for, teams_for
 from migrator.projects.constants import SourceKind
 from migrator.projects.forms import NewProjectForm, SettingsForm, StartRunForm
+from migrator.projects.overview import project_rows
+from migrator.projects.progress import progress_chart
 from migrator.projects.uploads import LimitedUploadHandler
 from worker.dispatch import start_run
 from worker.project_settings import ProjectSettings
@@ -38,8 +40,9 @@ def _upload_too_large(request: HttpRequest) -> bool:
 @login_required
 @require_GET
 def project_list(request: HttpRequest) -> HttpResponse:
-    projects = projects_for(request.user).select_related("team").order_by("team__name", "name")
-    return render(request, "projects/list.html", {"projects": projects, "form": _new_project_form(request)})
+    projects = list(projects_for(request.user).select_related("team").order_by("team__name", "name"))
+    context = {"projects": projects, "rows": project_rows(projects), "form": _new_project_form(request)}
+    return render(request, "projects/list.html", context)
 
 
 @csrf_exempt  # upload handlers must be set before the CSRF check reads the body; checked just below
@@ -81,6 +84,7 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
     context = {
         "project": project, "page": page, "form": StartRunForm(initial={"ref": project.git_ref}),
         "archives": project.archives.all()[:5], "is_git": project.source_kind == SourceKind.GIT,
+        "progress_chart": progress_chart(project),
     }
     return render(request, "projects/detail.html", context)
 

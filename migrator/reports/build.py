@@ -9,10 +9,11 @@ from django.conf import settings as django_settings
 from django.urls import reverse
 
 from migrator.projects.causes import run_causes
+from migrator.projects.constants import RunState
 from migrator.projects.models import Run
 from migrator.projects.verdict import run_verdict
-from migrator.reports.compare import compare_reports
-from migrator.reports.jsondata import JsonDict
+from migrator.reports.compare import compare_reports, finding_keys, settings_changes
+from migrator.reports.jsondata import JsonDict, as_dict, as_dicts
 from migrator.reports.markdown import render_markdown
 from migrator.reports.notebook_bridge import notebook_matches
 from migrator.reports.prlinks import parse_pr_url
@@ -35,8 +36,23 @@ def absolute_url(path: str) -> str:
     return base.rstrip("/") + path
 
 
+COMPLETED = (RunState.PASSED, RunState.PARTIAL, RunState.FAILED)
+
+
 def previous_run(run: Run) -> Run | None:
-    return run.project.runs.filter(number__lt=run.number).order_by("-number").first()
+    """The project's last completed run before ``run`` (a cancelled or unfinished one says little)."""
+    return run.project.runs.filter(number__lt=run.number, state__in=COMPLETED).order_by("-number").first()
+
+
+def all_finding_keys(run: Run) -> set[str]:
+    """Every build-file finding of the run's scan (not just the rows the report shows)."""
+    data = run.stages.filter(name="scan").values_list("data", flat=True).first()
+    return finding_keys(as_dicts(data.get("findings")) if isinstance(data, dict) else [])
+
+
+def compare_runs(before: Run, after: Run, after_report: JsonDict) -> JsonDict:
+    changed = settings_changes(as_dict(before.settings_used), as_dict(after.settings_used))
+    return compare_reports(_core(before), after_report, all_finding_keys(before), all_finding_keys(after), changed)
 
 
 def _iso(value: object) -> str | None:
@@ -98,5 +114,5 @@ def build_report(run: Run) -> JsonDict:
     report["causes"] = run_causes(run).to_dict()
     report["notebook_matches"] = notebook_matches(run)
     before = previous_run(run)
-    report["comparison"] = compare_reports(_core(before), report) if before else None
+    report["comparison"] = compare_runs(before, run, report) if before else None
     return report

@@ -5,6 +5,7 @@ so parts that do not fit are left out, with a link to the full report page in th
 """
 from __future__ import annotations
 
+from migrator.reports.compare import MAX_LISTED_FINDINGS
 from migrator.reports.jsondata import (
     JsonDict,
     as_dict,
@@ -88,14 +89,19 @@ def _comparison(report: JsonDict) -> str:
     comparison = as_dict(report.get("comparison"))
     if not comparison:
         return ""
-    marks = {"better": "🟢 better", "worse": "🔴 worse", "same": "same"}
+    marks = {"better": "🟢 better", "worse": "🔴 worse", "same": "same", "settings": "⚙️ settings changed"}
     rows = [[cell(c.get("what")), cell(c.get("before")), cell(c.get("after")), marks.get(as_str(c.get("direction")), "")]
             for c in as_dicts(comparison.get("changes")) if c.get("direction") != "same"]
     body = table(["What", "Before", "After", ""], rows) if rows else "No stage state or count changed."
+    settings = as_dicts(comparison.get("settings_changes"))
+    if settings:
+        body += "\n\n**Settings changed:** " + "; ".join(
+            f"{code(s.get('setting'))} {code(s.get('before'))} → {code(s.get('after'))}" for s in settings)
     for label, key in (("New findings", "new_findings"), ("Resolved findings", "resolved_findings")):
         items = as_list(comparison.get(key))
         if items:
-            body += f"\n\n**{label}:** " + ", ".join(code(i) for i in items)
+            more = f" and {len(items) - MAX_LISTED_FINDINGS} more" if len(items) > MAX_LISTED_FINDINGS else ""
+            body += f"\n\n**{label} ({len(items)}):** " + ", ".join(code(i) for i in items[:MAX_LISTED_FINDINGS]) + more
     previous = as_dict(comparison.get("previous_run"))
     title = f"Compared with run #{as_int(previous.get('number'))}: {as_str(comparison.get('verdict'))}"
     return details(title, body, open_=as_int(comparison.get("worse")) > 0)
