@@ -88,13 +88,12 @@ class UnmatchedRow:
 
 def top_unmatched(team_ids: Iterable[int] = (), limit: int = 15) -> list[UnmatchedRow]:
     """The unresolved failures seen most often, with how many projects and teams saw them."""
-    rows = (
+    rows = list(
         UnmatchedFailure.objects.filter(resolved_by__isnull=True)
         .annotate(n_projects=Count("sightings__project", distinct=True), n_teams=Count("sightings__team", distinct=True),
                   latest=Max("sightings__created_at"))
         .order_by("-occurrences", "-last_seen")[:limit]
     )
-    rows = list(rows)
     own = dict(FailureSighting.objects.filter(failure__in=rows, team_id__in=list(team_ids)).values_list("failure_id", "line"))
     return [UnmatchedRow(r, r.n_projects, r.n_teams, r.latest or r.last_seen, own.get(r.pk, r.normalised)) for r in rows]
 

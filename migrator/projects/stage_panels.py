@@ -135,14 +135,18 @@ def compile_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
             **compile_cause_context(run, data)}
 
 
+def _command_line(entry: Item) -> str:
+    command = entry.get("command")
+    return shlex.join(str(arg) for arg in command) if isinstance(command, list) else ""
+
+
 def compile_cause_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
     """Failing files grouped by cause, each with its exact compile command and first error."""
     causes = causes_from_data(data, {}, user_include_dirs(run))
     files = {str(f.get("original_path") or f.get("path")): f for f in _dicts(data.get("files"))}
     groups = []
     for group in causes.groups:
-        rows = [{"file": name, **files.get(name, {}), "command_line": shlex.join(str(a) for a in files.get(name, {}).get("command") or [])}
-                for name in group.files]
+        rows = [{"file": name, **files.get(name, {}), "command_line": _command_line(files.get(name, {}))} for name in group.files]
         groups.append({**group.to_dict(), "rows": rows})
     failed = sum(1 for f in files.values() if f.get("status") != "passed")
     return {"cause_groups": groups, "cause_summary": causes.summary, "failed_count": failed,
