@@ -111,3 +111,22 @@ class NotebookHit(Schema):
     title: str = ""
     url: str = ""
     score: float | None = None
+
+
+class RerunIn(Schema):
+    from_stage: str = ""  # empty: the first stage that did not pass (as the run page suggests)
+
+
+class StageLogOut(Schema):
+    stage: str
+    state: str
+    offset: int
+    next_offset: int
+    size: int
+    final: bool  # true when the stage is final and next_offset reached its end
+    text: str
+
+
+class SettingsOut(Schema):
+    stored: dict[str, object]  # what differs from the defaults
+    effective: dict[str, object]  # every key, defaults included

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -125,3 +126,17 @@ def cancel_run(run: Run) -> None:
 
     task_ids = transitions.request_cancel(run)
     revoke_tasks(task_ids)
+
+
+def settings_to_store(raw: dict[str, object]) -> dict[str, object]:
+    """Validate a whole settings object (SettingsError names the bad key) and keep only what differs
+    from the defaults, so new defaults reach old projects."""
+    ProjectSettings.from_dict(raw)
+    defaults = ProjectSettings().to_dict()
+    return {k: v for k, v in raw.items() if json.loads(json.dumps(defaults.get(k))) != json.loads(json.dumps(v))}
+
+
+def update_settings(project: Project, raw: dict[str, object]) -> dict[str, object]:
+    project.settings = settings_to_store(raw)
+    project.save(update_fields=["settings"])
+    return project.settings

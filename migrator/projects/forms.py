@@ -9,9 +9,10 @@ from django import forms
 
 from migrator.accounts.models import Team
 from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref
+from migrator.projects.actions import settings_to_store
 from migrator.projects.constants import REUSABLE_STAGE_STATES, STAGE_NAMES
 from migrator.projects.models import Stage
-from worker.project_settings import ProjectSettings, SettingsError
+from worker.project_settings import SettingsError
 
 
 def _check_url(url: str, allow_local: bool) -> str:
@@ -114,14 +115,7 @@ class SettingsForm(forms.Form):
             raise forms.ValidationError(f"not valid JSON: {exc}") from exc
         if not isinstance(raw, dict):
             raise forms.ValidationError("settings must be a JSON object")
-        defaults = ProjectSettings().to_dict()
         try:
-            ProjectSettings.from_dict(raw)
+            return settings_to_store(raw)
         except SettingsError as exc:
             raise forms.ValidationError(str(exc)) from exc
-        # Store only what differs from the defaults, so new defaults reach old projects.
-        return {k: v for k, v in raw.items() if _normal(defaults.get(k)) != _normal(v)}
-
-
-def _normal(value: Any) -> Any:
-    return json.loads(json.dumps(value))
