@@ -139,4 +139,4 @@ def settings_to_store(raw: dict[str, object]) -> dict[str, object]:
 def update_settings(project: Project, raw: dict[str, object]) -> dict[str, object]:
     project.settings = settings_to_store(raw)
     project.save(update_fields=["settings"])
-    return project.settings
+    return dict(project.settings)
