@@ -18,6 +18,7 @@ from migrator.projects.constants import SourceKind
 from migrator.projects.forms import NewProjectForm, SettingsForm, StartRunForm
 from migrator.projects.overview import project_rows
 from migrator.projects.progress import progress_chart
+from migrator.projects.settings_form import ProjectSettingsForm, initial_values
 from migrator.projects.uploads import LimitedUploadHandler
 from worker.dispatch import start_run
 from worker.project_settings import ProjectSettings
@@ -124,14 +125,16 @@ def _run_start(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     project = get_project_or_404(request.user, project_id)
+    effective = ProjectSettings.stored_or_default(project.settings)
+    fields = ProjectSettingsForm(initial=initial_values(effective))
+    form = SettingsForm(initial={"settings_json": json.dumps(effective.to_dict(), indent=2)})
     if request.method == "POST":
-        form = SettingsForm(request.POST)
-        if form.is_valid():
-            project.settings = form.cleaned_data["settings_json"]
+        advanced = "settings_json" in request.POST  # the JSON form (advanced use, scripts)
+        posted = SettingsForm(request.POST) if advanced else ProjectSettingsForm(request.POST)
+        if posted.is_valid():
+            project.settings = posted.cleaned_data["settings_json" if advanced else "settings"]
             project.save(update_fields=["settings"])
             messages.success(request, "Settings saved; they apply to the next run.")
             return redirect(project)
-    else:
-        effective = ProjectSettings.from_dict(project.settings).to_dict()
-        form = SettingsForm(initial={"settings_json": json.dumps(effective, indent=2)})
-    return render(request, "projects/settings.html", {"project": project, "form": form})
+        form, fields = (posted, fields) if advanced else (form, posted)  # type: ignore[assignment]
+    return render(request, "projects/settings.html", {"project": project, "form": form, "fields": fields})
