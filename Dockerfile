@@ -1,13 +1,21 @@
-# Web and CPU worker image: Debian's ROCm toolchain (hipcc 5.2) builds for AMD targets without a GPU.
-FROM python:3.11-slim-bookworm
+# One image for the web app, the CPU worker and the ROCm runner, on an official ROCm base.
+# Compiles, links, builds and smoke runs happen in the sandbox over a toolchain root: here the same
+# official image, copied in a second time as a plain folder and registered (scripts/toolchain-root),
+# so that user code sees that root and nothing of the container it runs in.
+ARG ROCM_IMAGE=rocm/dev-ubuntu-22.04:6.4
+FROM ${ROCM_IMAGE} AS toolchain
+
+FROM ${ROCM_IMAGE}
 ENV PYTHONUNBUFFERED=1 HIP_PLATFORM=amd DEBIAN_FRONTEND=noninteractive
-RUN apt-get update && apt-get install -y --no-install-recommends \
-      git binutils util-linux bubblewrap hipcc libamdhip64-dev rocm-device-libs libhiprand-dev librocrand-dev \
-      libhipsparse-dev librocsparse-dev librocprim-dev \
+RUN apt-get update && apt-get install -y --no-install-recommends python3.11 python3.11-venv git \
+      bubblewrap util-linux \
     && rm -rf /var/lib/apt/lists/*
+COPY --from=toolchain / /var/cache/migrator/toolchains/rocm-6.4-image/
 WORKDIR /app
 COPY requirements.txt .
-RUN pip install --no-cache-dir -r requirements.txt
+RUN python3.11 -m venv /venv && /venv/bin/pip install --no-cache-dir -r requirements.txt
+ENV PATH=/venv/bin:$PATH
 COPY . .
+RUN scripts/toolchain-root register rocm-6.4-image /var/cache/migrator/toolchains/rocm-6.4-image
 EXPOSE 8000
 CMD ["gunicorn", "migrator.wsgi", "-b", "0.0.0.0:8000", "-w", "3", "--timeout", "300"]

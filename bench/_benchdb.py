@@ -88,13 +88,15 @@ def _close_django() -> None:
 
 
 @contextmanager
-def scratch_django(name: str, *, broker_db: int, cache_db: int) -> Iterator[BenchEnv]:
-    """Create the scratch database and folders, set Django up on them, and clean everything after."""
+def scratch_django(name: str, *, broker_db: int, cache_db: int, redis_url: str = REDIS) -> Iterator[BenchEnv]:
+    """Create the scratch database and folders, set Django up on them, and clean everything after.
+
+    ``redis_url`` (``redis://host:port``) names another Redis server, e.g. one the benchmark runs itself."""
     env = BenchEnv(
         db_name=f"migrator_bench_{name}_{os.getpid()}",
         var_dir=Path(tempfile.mkdtemp(prefix=f"migrator-bench-{name}-")),
-        broker_url=f"{REDIS}/{broker_db}",
-        cache_url=f"{REDIS}/{cache_db}",
+        broker_url=f"{redis_url}/{broker_db}",
+        cache_url=f"{redis_url}/{cache_db}",
     )
     for url in (env.broker_url, env.cache_url):
         _flush_redis(url)

@@ -1,8 +1,10 @@
 """Typed readers for settings taken from the environment; bad values fail loudly at start-up."""
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -48,6 +50,27 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_https_urls(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of https URLs (no query or fragment), each without its trailing slash."""
+    urls = env_list(name, default)
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme != "https" or not parts.hostname or parts.query or parts.fragment or parts.username:
+            raise ImproperlyConfigured(f"{name}: {url!r} is not an https URL such as https://gitlab.example.com/api/v4")
+    return [url.rstrip("/") for url in urls]
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of IP networks in CIDR notation (``10.20.0.0/16``, ``fd12::/64``)."""
+    networks = env_list(name, default)
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name}: {network!r} is not an IP network ({exc})") from exc
+    return networks
 
 
 RUN_MODES = ("production", "demo", "test")

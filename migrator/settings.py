@@ -1,12 +1,14 @@
 """Django settings. Every deployment setting comes from the environment (see README, "Settings")."""
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from kombu import Queue  # type: ignore[attr-defined]
 
-from migrator.envconf import env_bool, env_fake_gpus, env_int, env_list, env_mode, env_str
+from migrator.envconf import env_bool, env_fake_gpus, env_https_urls, env_int, env_list, env_mode, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MIGRATOR_VAR_DIR", str(BASE_DIR / "var")))
@@ -34,6 +36,54 @@ CSRF_TRUSTED_ORIGINS = env_list("MIGRATOR_CSRF_TRUSTED_ORIGINS", [])
 # The dashboard's address as seen from outside (links in PR comments and commit statuses).
 MIGRATOR_PUBLIC_URL = env_str("MIGRATOR_PUBLIC_URL", "http://localhost:8000").rstrip("/")
 
+
+
+def _plain_http_on_loopback(url: str) -> bool:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http":
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# --- Deployment behind TLS ----------------------------------------------------------------
+# On unless the site is plain http on this machine (the development default); MIGRATOR_TLS says so
+# explicitly either way. On: session and CSRF cookies are sent over https only, and browsers are
+# told (HSTS) to use https for MIGRATOR_HSTS_SECONDS.
+MIGRATOR_TLS = env_bool("MIGRATOR_TLS", not _plain_http_on_loopback(MIGRATOR_PUBLIC_URL))
+SESSION_COOKIE_SECURE = MIGRATOR_TLS
+CSRF_COOKIE_SECURE = MIGRATOR_TLS
+SECURE_HSTS_SECONDS = env_int("MIGRATOR_HSTS_SECONDS", 365 * 24 * 3600 if MIGRATOR_TLS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MIGRATOR_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_SSL_REDIRECT = env_bool("MIGRATOR_SSL_REDIRECT", False)
+# Only behind a proxy that sets X-Forwarded-Proto itself (and strips the client's): tells Django the
+# request came over https, which HSTS and the redirect depend on.
+if env_bool("MIGRATOR_TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Always sent: pages load scripts and styles from our own static files only (no inline code).
+MIGRATOR_CONTENT_SECURITY_POLICY = env_str(
+    "MIGRATOR_CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+
+# --- Sign-in and API token throttling (migrator/accounts/throttle.py) ----------------------
+MIGRATOR_LOGIN_FREE_ATTEMPTS = env_int("MIGRATOR_LOGIN_FREE_ATTEMPTS", 5, minimum=1)  # per account
+MIGRATOR_LOGIN_ADDRESS_FREE_ATTEMPTS = env_int("MIGRATOR_LOGIN_ADDRESS_FREE_ATTEMPTS", 20, minimum=1)
+MIGRATOR_TOKEN_FREE_ATTEMPTS = env_int("MIGRATOR_TOKEN_FREE_ATTEMPTS", 10, minimum=1)  # bad tokens per address
+MIGRATOR_THROTTLE_BASE_S = env_int("MIGRATOR_THROTTLE_BASE_S", 30, minimum=1)  # doubled per further failure
+MIGRATOR_THROTTLE_MAX_S = env_int("MIGRATOR_THROTTLE_MAX_S", 900, minimum=1)
+# Trusted reverse proxies in front of the app: the client address is taken from X-Forwarded-For.
+MIGRATOR_PROXY_HOPS = env_int("MIGRATOR_PROXY_HOPS", 0, minimum=0)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -57,6 +107,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "migrator.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -139,6 +190,14 @@ MIGRATOR_MAX_FILE_BYTES = env_int("MIGRATOR_MAX_FILE_BYTES", 512 * 1024 * 1024, 
 # git sources: file:// and local paths are refused unless an operator allows them.
 MIGRATOR_ALLOW_LOCAL_GIT = env_bool("MIGRATOR_ALLOW_LOCAL_GIT", False)
 MIGRATOR_GIT_TIMEOUT_S = env_int("MIGRATOR_GIT_TIMEOUT_S", 300, minimum=1)
+# Code-host APIs the worker may post statuses and comments to: GitHub's and GitLab's public APIs plus
+# the self-hosted https bases listed here. Their names must resolve to public addresses, except inside
+# the networks listed in MIGRATOR_HOST_API_TRUSTED_NETWORKS (a GitLab on the company network).
+MIGRATOR_ALLOWED_HOST_API_BASES = [
+    "https://api.github.com", "https://gitlab.com/api/v4",
+    *env_https_urls("MIGRATOR_ALLOWED_HOST_API_BASES", []),
+]
+MIGRATOR_HOST_API_TRUSTED_NETWORKS = env_networks("MIGRATOR_HOST_API_TRUSTED_NETWORKS", [])
 
 MIGRATOR_WORKSPACE_ROOT = Path(env_str("MIGRATOR_WORKSPACE_ROOT", str(VAR_DIR / "workspaces")))
 MIGRATOR_CACHE_ROOT = Path(env_str("MIGRATOR_CACHE_ROOT", str(VAR_DIR / "cache")))
@@ -149,6 +208,14 @@ MIGRATOR_STAGE_SOFT_LIMIT_S = env_int("MIGRATOR_STAGE_SOFT_LIMIT_S", 3600, minim
 MIGRATOR_STAGE_HARD_LIMIT_S = env_int("MIGRATOR_STAGE_HARD_LIMIT_S", 3900, minimum=20)
 MIGRATOR_HEARTBEAT_STALE_S = env_int("MIGRATOR_HEARTBEAT_STALE_S", 120, minimum=5)
 MIGRATOR_SWEEP_INTERVAL_S = env_int("MIGRATOR_SWEEP_INTERVAL_S", 30, minimum=1)
+# A queued stage whose message the broker no longer holds is published again by the sweep once it
+# has waited this long (a message just being published or taken is not mistaken for a lost one).
+# At most half a sweep interval, so a lost message is re-sent by the first or second sweep after the loss.
+MIGRATOR_REPUBLISH_GRACE_S = env_int(
+    "MIGRATOR_REPUBLISH_GRACE_S", max(1, min(10, MIGRATOR_SWEEP_INTERVAL_S // 2)), minimum=1
+)
+# Answered with 503 when a run cannot be queued because the broker is down.
+MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, minimum=1)
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
 MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
 
@@ -180,12 +247,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-dead-stages": {"task": "worker.tasks.sweep", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S)},
 }
 
+CACHE_URL = env_str("MIGRATOR_CACHE_URL", "redis://127.0.0.1:6379/1")
 CACHES = {
-    "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": env_str("MIGRATOR_CACHE_URL", "redis://127.0.0.1:6379/1"),
-        "TIMEOUT": 3600,
-    }
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "TIMEOUT": 3600},
+    # Failed sign-in and token counts (shared by every web process, so limits hold across them).
+    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "t"},
 }
 
 LOGGING = {

@@ -13,7 +13,11 @@ from migrator.settings import VAR_DIR  # noqa: E402
 
 REDIS_TEST_URL = os.environ.get("MIGRATOR_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 CELERY_BROKER_URL = REDIS_TEST_URL
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/14"}}
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/14"},
+    # Per process and cleared before each test (tests/conftest.py): counts never leak between tests.
+    "throttle": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
+}
 MIGRATOR_WORKSPACE_ROOT = Path(os.environ.get("MIGRATOR_WORKSPACE_ROOT", str(VAR_DIR / "workspaces")))
 MIGRATOR_CACHE_ROOT = Path(os.environ.get("MIGRATOR_CACHE_ROOT", str(VAR_DIR / "cache")))
 MEDIA_ROOT = VAR_DIR / "uploads"

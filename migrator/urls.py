@@ -2,11 +2,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from migrator.accounts.login import ThrottledAdminAuthenticationForm, login
 from migrator.api.endpoints import api
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", login, name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("migrator.runners.urls")),
     path("", include("migrator.notebook.urls")),

@@ -1,7 +1,8 @@
 """Derive translator/data/hip_mappings.json from a checkout of AMD HIPIFY.
 
 Usage:
-    .venv/bin/python scripts/gen_hip_mappings.py HIPIFY_GIT_DIR [--include-dir /usr/include]
+    .venv/bin/python scripts/gen_hip_mappings.py HIPIFY_GIT_DIR [--include-dir ROOT/usr/include]
+        [--declared-in 5.2=HIP52/usr/include]
 
 HIPIFY_GIT_DIR is a git directory (a bare clone works: we read with ``git show``).
 Facts come from two published parts of HIPIFY:
@@ -21,14 +22,21 @@ import argparse
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hipify_call_tables import argument_casts, overloads  # noqa: E402
+
 OUTPUT = Path(__file__).resolve().parent.parent / "translator" / "data" / "hip_mappings.json"
+CALLS_OUTPUT = OUTPUT.with_name("hip_call_rewrites.json")
 COLUMNS = (
     "cuda", "hip", "roc", "kind", "family", "library", "status",
     "cuda_added", "cuda_deprecated", "cuda_changed", "cuda_removed",
-    "hip_added", "hip_deprecated", "hip_changed", "hip_removed", "hip_experimental",
+    "hip_added", "hip_deprecated", "hip_changed", "hip_removed", "hip_experimental", "flags",
 )
+# Support flags of HIPIFY's maps that change what is emitted (hipify-clang's Statistics::is*).
+KEPT_FLAGS = ("HIP_UNSUPPORTED", "ROC_UNSUPPORTED", "HIP_EXPERIMENTAL", "ROC_MIOPEN_ONLY", "HIP_SUPPORTED_V2_ONLY")
 TABLE_LIBRARY = {
     "CUDA_Runtime_API": "runtime", "CUDA_Driver_API": "driver", "CUDA_Device_API": "device",
     "CUDA_RTC_API": "nvrtc", "CUBLAS_API": "cublas", "CURAND_API": "curand", "CUFFT_API": "cufft",
@@ -56,6 +64,11 @@ SUPPLEMENT = [
      "library": "nccl", "status": "supported"},
     {"cuda": "cuda_bf16.h", "hip": "hip/hip_bfloat16.h", "roc": None, "kind": "header", "family": "header",
      "library": "bf16", "status": "supported"},
+    # Parts of the CUDA runtime headers that hip/hip_runtime.h provides as a whole (vector types and
+    # make_* functions, built-in variables): dropped like device_launch_parameters.h.
+    *({"cuda": name, "hip": None, "roc": None, "kind": "header", "family": "header", "library": "runtime",
+       "status": "supported"} for name in ("builtin_types.h", "vector_functions.h", "vector_functions.hpp",
+                                           "host_defines.h", "device_types.h")),
 ]
 ROW = re.compile(r"^\|`([^`]+)`\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|\s*(?:`([^`]*)`)?\s*\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|(?:\s*(?:`([^`]*)`)?\s*\|)?")
 MAP_ENTRY = re.compile(r'\{"([^"]+)",\s*\{"([^"]*)",\s*"([^"]*)",\s*(CONV_\w+),\s*(API_\w+)(?:,\s*[\w:]+)?(?:,\s*([A-Z_| ]+))?\}\}')
@@ -130,9 +143,17 @@ def refine_library(name: str, library: str) -> str:
     return library
 
 
+def kept_flags(flags: str) -> str | None:
+    kept = [flag for flag in (part.strip() for part in flags.split("|")) if flag in KEPT_FLAGS]
+    return " ".join(kept) or None
+
+
 def finish_row(row: dict[str, str | None], facts: dict[str, tuple[str, str, str, str, str]]) -> dict[str, str | None]:
     name = row["cuda"] or ""
-    conv = facts.get(name, ("", "", "", "", ""))[2]
+    _hip, source_roc, conv, _api, flags = facts.get(name, ("", "", "", "", ""))
+    # The docs tables carry a ROC column only for some libraries; the maps give every rocName.
+    row["roc"] = row["roc"] or source_roc or None
+    row["flags"] = kept_flags(flags)
     section = row.pop("section") or ""
     kind = KIND_BY_CONV.get(conv) or ("type" if ("type" in section and not conv) else "function")
     library = refine_library(name, row["library"] or "")
@@ -163,7 +184,8 @@ def header_rows(git_dir: Path, include_dirs: list[Path]) -> list[dict[str, str |
             continue
         rows.append({"cuda": cuda, "hip": installed_header(hip, include_dirs) or None, "roc": roc or None,
                      "kind": "header", "family": "header", "library": API_LIBRARY.get(api, api.lower()),
-                     "status": "unsupported" if "UNSUPPORTED" in (flags or "") else "supported"})
+                     "status": "unsupported" if "UNSUPPORTED" in (flags or "") else "supported",
+                     "flags": kept_flags(flags or "")})
     return rows
 
 
@@ -177,11 +199,57 @@ def installed_header(name: str, include_dirs: list[Path]) -> str:
     return name
 
 
+def hip_version_of(include_dirs: list[Path]) -> str:
+    """'HIP 6.4' from hip/hip_version.h, so the data file names no machine path."""
+    for folder in include_dirs:
+        header = folder / "hip" / "hip_version.h"
+        if header.is_file():
+            text = header.read_text()
+            major = re.search(r"HIP_VERSION_MAJOR\s+(\d+)", text)
+            minor = re.search(r"HIP_VERSION_MINOR\s+(\d+)", text)
+            if major and minor:
+                return f"HIP {major.group(1)}.{minor.group(1)} headers"
+    return "no HIP headers found"
+
+
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def declared_identifiers(include_dir: Path) -> set[str]:
+    """Every identifier in the AMD-platform headers under ``include_dir`` (comments removed)."""
+    names: set[str] = set()
+    for header in include_dir.rglob("*.h"):
+        if "nvidia_detail" in header.parts:
+            continue
+        names.update(IDENTIFIER.findall(COMMENT.sub(" ", header.read_text(errors="replace"))))
+    return names
+
+
+def correct_hip_added(rows: dict[str, dict[str, str | None]], version: str, include_dir: Path) -> int:
+    """HIPIFY's tables give some names a later HIP version than the headers that already declare them
+    (hipDataType, HIP_R_*: tables say 5.7, HIP 5.2 declares them); the headers win."""
+    declared = declared_identifiers(include_dir)
+    fixed = 0
+    for row in rows.values():
+        added = row.get("hip_added")
+        if row.get("hip") in declared and added and _version(added) > _version(version):
+            row["hip_added"] = version
+            fixed += 1
+    return fixed
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("hipify_git_dir", type=Path)
     parser.add_argument("--include-dir", type=Path, action="append", default=None)
     parser.add_argument("-o", "--output", type=Path, default=OUTPUT)
+    parser.add_argument("--declared-in", action="append", default=[], metavar="VERSION=INCLUDE_DIR",
+                        help="HIP headers of that version: names they declare get hip_added <= VERSION")
     args = parser.parse_args()
     include_dirs = args.include_dir or [Path("/usr/include")]
     git_dir: Path = args.hipify_git_dir
@@ -192,20 +260,40 @@ def main() -> None:
             rows.setdefault(row["cuda"] or "", finish_row(row, facts))
     for row in header_rows(git_dir, include_dirs) + SUPPLEMENT:
         rows.setdefault(row["cuda"] or "", row)
+    corrections: dict[str, int] = {}
+    for spec in args.declared_in:
+        version, _, folder = spec.partition("=")
+        corrections[f"HIP {version} headers"] = correct_hip_added(rows, version, Path(folder))
     commit = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "HEAD"],
                             check=True, capture_output=True, text=True).stdout.strip()
     document = {
         "provenance": {
             "source": "https://github.com/ROCm/HIPIFY (docs/tables/*.md and name maps in src/CUDA2HIP*.cpp)",
             "commit": commit,
-            "headers_checked_against": [str(d) for d in include_dirs],
-            "regenerate": "python scripts/gen_hip_mappings.py <HIPIFY git dir> [--include-dir /usr/include]",
+            "headers_checked_against": hip_version_of(include_dirs),
+            "hip_added_lowered_by_declarations_in": corrections,
+            "regenerate": "python scripts/gen_hip_mappings.py <HIPIFY git dir> --include-dir <ROCm 6.4 root>/usr/include"
+                          " --declared-in 5.2=<libamdhip64-dev 5.2 unpacked>/usr/include",
         },
         "columns": list(COLUMNS),
         "rows": [[rows[name].get(col) for col in COLUMNS] for name in sorted(rows)],
     }
     args.output.write_text(json.dumps(document, separators=(",", ":")) + "\n")
     print(f"wrote {len(rows)} mappings from HIPIFY {commit[:12]} to {args.output}")
+    write_call_tables(git_dir, commit, args.output.with_name(CALLS_OUTPUT.name))
+
+
+def write_call_tables(git_dir: Path, commit: str, output: Path) -> None:
+    """hipify-clang's argument rewrites and overloads (HipifyAction.cpp) as data."""
+    source = git_show(git_dir, "src/HipifyAction.cpp")
+    document = {
+        "provenance": {"source": "https://github.com/ROCm/HIPIFY (FuncArgCasts, FuncOverloads in src/HipifyAction.cpp)",
+                       "commit": commit},
+        "argument_casts": argument_casts(source),
+        "overloads": overloads(source),
+    }
+    output.write_text(json.dumps(document, indent=0, sort_keys=True) + "\n")
+    print(f"wrote {len(document['argument_casts'])} call rewrites to {output}")
 
 
 if __name__ == "__main__":

@@ -121,6 +121,16 @@ def _uses_db(request: pytest.FixtureRequest) -> bool:
     return bool(names & {"db", "transactional_db", "django_db_blocker"}) or request.node.get_closest_marker("django_db") is not None
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttle() -> Iterator[None]:
+    """Sign-in and token failure counts start from zero in every test."""
+    if settings.configured:
+        from django.core.cache import caches
+
+        caches["throttle"].clear()
+    yield
+
+
 @pytest.fixture
 def only_stages(settings):  # type: ignore[no-untyped-def]
     """Limit the pipeline to the named stages (the rest are recorded as not available)."""
@@ -179,7 +189,7 @@ def celery_worker_process(request, transactional_db, settings) -> Iterator[subpr
     log.close()
 
 
-def _wait_for_worker(proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
+def _wait_for_worker(proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
     from migrator.celery import app
 
     deadline = time.monotonic() + timeout

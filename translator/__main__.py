@@ -1,56 +1,106 @@
-"""python -m translator SRC [-o DST] [options]: translate a tree (or one file) and print a summary."""
+"""python -m translator SRC... [-o DST | --o-dir DIR] [options] [-- clang options]
+
+Translates a tree (SRC a folder, ``-o`` the destination tree) or files. hipify-clang's option names
+are accepted with one or two dashes (``-roc``, ``--hip-kernel-execution-syntax``, ``-o=out.hip``), so
+scripts written for it keep working; ``-DNAME=VALUE`` after ``--`` feeds ``#if`` evaluation.
+"""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
+from translator import rulecache
+from translator.hipify_compat import FLAG_NAMES, normalize_argv, parse_flags, to_options
 from translator.options import DEFAULT_EXCLUDES, TranslateOptions
-from translator.source import translate_source
-from translator.tree import translate_tree
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    ours, clang = normalize_argv(argv)
     parser = argparse.ArgumentParser(prog="python -m translator", description="Translate CUDA sources to HIP.")
-    parser.add_argument("src", type=Path, help="a source tree or a single file")
-    parser.add_argument("-o", "--output", type=Path, help="destination tree (or file); default: print a single file")
-    parser.add_argument("--launch-style", choices=("chevron", "ggl"), default="chevron")
-    parser.add_argument("--roc-libraries", action="store_true", help="emit rocBLAS/rocRAND/... directly")
+    parser.add_argument("src", type=Path, nargs="+", help="a source tree, or one or more files")
+    parser.add_argument("-o", "--output", type=Path, help="destination tree (or file); default: print one file")
+    parser.add_argument("--o-dir", type=Path, help="write each translated file into this folder")
+    parser.add_argument("--launch-style", choices=("chevron", "ggl"), default=None)
+    parser.add_argument("--roc-libraries", action="store_true", help="same as --roc")
     parser.add_argument("--rename-cu-to-hip", action="store_true")
     parser.add_argument("--exclude", action="append", default=None, help="glob to copy untouched (repeatable)")
-    parser.add_argument("--target-hip-version", default="", help="default: the installed HIP")
+    parser.add_argument("--target-hip-version", default="", help="HIP version to translate for (default 6.4)")
+    parser.add_argument("--declared-names", type=Path, help="identifiers the target toolchain declares, one a line")
+    parser.add_argument("--keep-strings", action="store_true", help="leave string literals untouched")
     parser.add_argument("--account", type=Path, help="write the full JSON account here")
-    return parser.parse_args(argv)
+    parser.add_argument("--print-stats", action="store_true", help="print the account summary to stderr")
+    parser.add_argument("--no-cache", action="store_true", help="do not keep built rule tables on disk")
+    for name in FLAG_NAMES:
+        parser.add_argument(f"--{name}", action="store_true", help="as hipify-clang")
+    return parser.parse_args(ours), clang
+
+
+def build_options(args: argparse.Namespace, clang: list[str]) -> TranslateOptions:
+    switches = [f"--{name}" for name, attr in FLAG_NAMES.items() if getattr(args, attr)]
+    flags = parse_flags(switches + clang)
+    base = TranslateOptions(
+        rename_cu_to_hip=args.rename_cu_to_hip, target_hip_version=args.target_hip_version,
+        exclude_globs=tuple(args.exclude) if args.exclude is not None else DEFAULT_EXCLUDES,
+        translate_strings=not args.keep_strings, declared_names=_declared(args.declared_names),
+    )
+    options = to_options(flags, base)
+    if args.launch_style is not None:
+        options = dataclasses.replace(options, launch_style=args.launch_style)
+    if args.roc_libraries:
+        options = dataclasses.replace(options, roc_libraries=True)
+    return options
+
+
+def _declared(path: Path | None) -> frozenset[str] | None:
+    if path is None:
+        return None
+    return frozenset(line.strip() for line in path.read_text().splitlines() if line.strip())
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    options = TranslateOptions(
-        launch_style=args.launch_style, roc_libraries=args.roc_libraries, rename_cu_to_hip=args.rename_cu_to_hip,
-        exclude_globs=tuple(args.exclude) if args.exclude is not None else DEFAULT_EXCLUDES,
-        target_hip_version=args.target_hip_version,
-    )
-    if args.src.is_file():
-        result = translate_source(args.src.read_text(errors="surrogateescape"), str(args.src), options)
-        if args.output:
-            args.output.write_text(result.text, errors="surrogateescape")
-        else:
-            sys.stdout.write(result.text)
-        account: dict[str, object] = result.account.to_dict()
-        print(json.dumps(account, indent=1), file=sys.stderr)
-    else:
-        if args.output is None:
-            print("a tree needs -o DST", file=sys.stderr)
-            return 2
-        tree = translate_tree(args.src, args.output, options, log=lambda line: print(line, end=""))
-        account = tree.to_dict()
-        totals = tree.totals()
-        print(f"{totals['files']} files, {totals['changed']} changed, {totals['converted_total']} references converted, "
-              f"{totals['unconverted_total']} unconverted, {totals['deprecated_total']} deprecated")
+    args, clang = parse_args(sys.argv[1:] if argv is None else argv)
+    options = build_options(args, clang)
+    if not args.no_cache:
+        rulecache.enable(rulecache.default_directory())
+    if len(args.src) == 1 and args.src[0].is_dir():
+        return _tree(args, options)
+    missing = [str(p) for p in args.src if not p.is_file()]
+    if missing:
+        print(f"no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    if len(args.src) > 1 and args.o_dir is None:
+        print("several files need --o-dir DIR", file=sys.stderr)
+        return 2
+    from translator.files import translate_files  # the engine loads only when there is work
+
+    accounts = translate_files(args.src, options, output=args.output, out_dir=args.o_dir)
+    _report(args, {"files": accounts})
+    return 0
+
+
+def _tree(args: argparse.Namespace, options: TranslateOptions) -> int:
+    destination = args.output or args.o_dir
+    if destination is None:
+        print("a tree needs -o DST", file=sys.stderr)
+        return 2
+    from translator.tree import translate_tree
+
+    tree = translate_tree(args.src[0], destination, options, log=lambda line: print(line, end=""))
+    totals = tree.totals()
+    print(f"{totals['files']} files, {totals['changed']} changed, {totals['converted_total']} references converted, "
+          f"{totals['unconverted_total']} unconverted, {totals['deprecated_total']} deprecated")
+    _report(args, tree.to_dict())
+    return 0
+
+
+def _report(args: argparse.Namespace, account: dict[str, object]) -> None:
     if args.account:
         args.account.write_text(json.dumps(account, indent=1))
-    return 0
+    if args.print_stats:
+        print(json.dumps(account, indent=1), file=sys.stderr)
 
 
 if __name__ == "__main__":

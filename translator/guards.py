@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from translator.options import parse_version
+from translator.rules import ARCH_VALUE
 
 INCLUDE_GUARDS = {
     "__CUDA_RUNTIME_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
@@ -34,7 +35,6 @@ INCLUDE_GUARDS = {
     "CURAND_KERNEL_H_": "HIPRAND_KERNEL_H_",
 }
 COMPILER_MACROS = {"__NVCC__": "__HIPCC__", "__CUDACC__": "__HIPCC__", "__CUDA_ARCH__": "__HIP_DEVICE_COMPILE__"}
-ARCH_VALUE = "(__HIP_DEVICE_COMPILE__ * 800)"
 DIRECTIVE = re.compile(r"^([ \t]*#[ \t]*)(ifdef|ifndef|if|elif)\b(.*)$", re.DOTALL)
 TERM = re.compile(r"defined\s*\(\s*(\w+)\s*\)|defined\s+(\w+)|\b([A-Za-z_]\w*)\b")
 GUARDED_NAMES = re.compile(r"CUDA|cuda|NVCC|COMPLEX|TYPES_H|DESCRIPTOR_H|CURAND")

@@ -1,7 +1,8 @@
 """``k<<<grid, block, shmem, stream>>>(args)`` -> ``hipLaunchKernelGGL(...)`` (hipify-clang's shape).
 
 hipify-clang writes ``hipLaunchKernelGGL(k, dim3(grid), dim3(block), shmem, stream, args)``,
-wraps templated kernels as ``HIP_KERNEL_NAME(k<T>)``, fills missing shmem/stream with 0
+wraps every template kernel as ``HIP_KERNEL_NAME(...)`` (``k<T>``, and ``k`` alone when the file
+declares ``k`` as a template and the arguments deduce it), fills missing shmem/stream with 0
 and does not re-wrap an argument that already is ``dim3(...)``.
 """
 from __future__ import annotations
@@ -13,13 +14,55 @@ NAME_CHARS = re.compile(r"[\w:.]")
 OPEN, CLOSE = "([{<", ")]}>"
 
 
-def convert_launches(text: str) -> tuple[str, int]:
-    """Replace every marked launch; unparseable ones get their ``<<<`` back. Returns (text, failures)."""
+TEMPLATE = re.compile(r"\btemplate\s*<")
+DECLARATOR_END = re.compile(r"[({;]")
+LAST_NAME = re.compile(r"(\w+)\s*$")
+
+
+def template_kernels(text: str) -> frozenset[str]:
+    """Names of ``__global__`` function templates declared in ``text``."""
+    if "__global__" not in text:
+        return frozenset()
+    names: set[str] = set()
+    for match in TEMPLATE.finditer(text):
+        close = _template_close(text, match.end())
+        if close is None:
+            continue
+        end = DECLARATOR_END.search(text, close)
+        if end is None or end.group() != "(":
+            continue
+        declarator = text[close:end.start()]
+        name = LAST_NAME.search(declarator)
+        if "__global__" in declarator and name is not None:
+            names.add(name.group(1))
+    return frozenset(names)
+
+
+def _template_close(text: str, start: int) -> int | None:
+    depth = 1
+    for index in range(start, min(len(text), start + 2000)):
+        char = text[index]
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        elif char in ";{}":
+            return None
+    return None
+
+
+def convert_launches(text: str, templates: frozenset[str] = frozenset()) -> tuple[str, int]:
+    """Replace every marked launch; unparseable ones get their ``<<<`` back. Returns (text, failures).
+
+    ``templates``: kernel names declared as templates (wrapped in ``HIP_KERNEL_NAME`` even when deduced).
+    """
     pieces: list[str] = []
     cursor = 0
     failures = 0
     while (mark := text.find(MARK, cursor)) >= 0:
-        launch = _parse(text, mark)
+        launch = _parse(text, mark, templates)
         if launch is None:
             pieces.append(text[cursor:mark] + "<<<")
             cursor = mark + 1
@@ -32,7 +75,7 @@ def convert_launches(text: str) -> tuple[str, int]:
     return "".join(pieces), failures
 
 
-def _parse(text: str, mark: int) -> tuple[int, int, str] | None:
+def _parse(text: str, mark: int, templates: frozenset[str]) -> tuple[int, int, str] | None:
     name_start = _kernel_name_start(text, mark)
     config_end = text.find(">>>", mark)
     if name_start is None or config_end < 0:
@@ -47,7 +90,8 @@ def _parse(text: str, mark: int) -> tuple[int, int, str] | None:
     if close is None:
         return None
     name = text[name_start:mark].strip()
-    kernel = f"HIP_KERNEL_NAME({name})" if "<" in name else name
+    templated = "<" in name or name.rsplit("::", 1)[-1].rsplit(".", 1)[-1] in templates
+    kernel = f"HIP_KERNEL_NAME({name})" if templated else name
     grid, block = (_dim3(arg) for arg in config[:2])
     rest = (config[2:] + ["0", "0"])[:2]
     args = text[paren + 1:close].strip()

@@ -30,6 +30,7 @@ class ApiMapping:
     hip_changed: str | None = None
     hip_removed: str | None = None
     hip_experimental: str | None = None
+    flags: str | None = None  # HIPIFY support flags: HIP_UNSUPPORTED ROC_UNSUPPORTED ROC_MIOPEN_ONLY ...
 
 
 class MappingDB:

@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import functools
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from typing import Literal
 
 DEFAULT_EXCLUDES = ("third_party/**", "thirdparty/**", "external/**", "vendor/**", "**/.git/**")
-FALLBACK_HIP_VERSION = "5.2"
+DEFAULT_HIP_VERSION = "6.4"  # the toolchain root's HIP; a run passes its own
 
 
 @dataclass(frozen=True)
@@ -17,10 +15,21 @@ class TranslateOptions:
     """How to translate.
 
     launch_style: ``chevron`` keeps ``k<<<g, b>>>(...)``; ``ggl`` emits ``hipLaunchKernelGGL``.
-    roc_libraries: use rocBLAS/rocRAND/... names and headers where HIPIFY gives them.
-    target_hip_version: APIs added to HIP after it are reported, not emitted ("" = installed HIP).
+    roc_libraries: use rocBLAS/rocSOLVER/rocRAND/... names and headers where HIPIFY gives them (``--roc``).
+    miopen: use MIOpen names for cuDNN (``--miopen``).
+    use_hip_data_types: ``cudaDataType`` becomes ``hipDataType`` even where a library has its own type.
+    experimental: translate names HIPIFY marks experimental in HIP (hipify-clang's ``--experimental``).
+    target_hip_version: APIs added to HIP after it are reported, not emitted ("" = the default target).
+    declared_names: HIP names the target toolchain's headers declare; when given, they decide instead
+        of the version table: a declared counterpart is emitted, an undeclared one is reported.
     assumed_cuda_version: the CUDA version that ``#if CUDART_VERSION >= ...`` tests are evaluated against.
-    keep_names: CUDA names the project defines itself; they are left alone everywhere.
+    translate_strings: rewrite CUDA API names inside string literals, as hipify-clang does.
+    library_header_folders: ``<hipblas/hipblas.h>`` rather than ``<hipblas.h>`` (None: when the target is >= 6.0,
+        where ROCm ships only the former).
+    struct_tags: after ``struct``, write the struct tag where HIP's name is a typedef
+        (``struct _hipGraphicsResource``; ``struct hipGraphicsResource``, as hipify-clang writes it, does not compile).
+    skip_excluded_blocks: leave ``#if`` branches that are not taken untouched (``defines`` are set).
+    keep_names: CUDA names the project defines itself; they are left alone in this file.
     """
 
     launch_style: Literal["chevron", "ggl"] = "chevron"
@@ -29,12 +38,21 @@ class TranslateOptions:
     exclude_globs: tuple[str, ...] = DEFAULT_EXCLUDES
     target_hip_version: str = ""
     assumed_cuda_version: str = "12.0"
+    miopen: bool = False
+    use_hip_data_types: bool = False
+    experimental: bool = False
+    declared_names: frozenset[str] | None = None
+    translate_strings: bool = True
+    skip_excluded_blocks: bool = False
+    library_header_folders: bool | None = None
+    struct_tags: bool = True
+    defines: tuple[tuple[str, str], ...] = ()
     keep_names: frozenset[str] = field(default_factory=frozenset)
-    detect_local_definitions: bool = True  # translate_tree turns it off after its tree-wide pre-pass
+    detect_local_definitions: bool = True  # translate_tree turns it off: its pre-pass follows the include graph
     max_unconverted_listed: int = 1000
 
     def resolved_hip_version(self) -> tuple[int, ...]:
-        return parse_version(self.target_hip_version or installed_hip_version())
+        return parse_version(self.target_hip_version or DEFAULT_HIP_VERSION)
 
 
 @functools.lru_cache(maxsize=64)
@@ -45,16 +63,3 @@ def _cached_parse(text: str) -> tuple[int, ...]:
 def parse_version(text: str) -> tuple[int, ...]:
     """'5.2.21153-0amd' -> (5, 2, 21153); '' -> ()."""
     return _cached_parse(text)
-
-
-@functools.cache
-def installed_hip_version() -> str:
-    hipconfig = shutil.which("hipconfig")
-    if hipconfig is None:
-        return FALLBACK_HIP_VERSION
-    try:
-        out = subprocess.run([hipconfig, "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return FALLBACK_HIP_VERSION
-    match = re.match(r"\s*(\d+\.\d+(?:\.\d+)?)", out)
-    return match.group(1) if match else FALLBACK_HIP_VERSION

@@ -4,16 +4,46 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from translator import rulecache
 from translator.mapping import ApiMapping, MappingDB, load_default
-from translator.options import parse_version
+from translator.options import TranslateOptions, parse_version
 
-CUDA_LIKE = re.compile(r"^(?:cuda|cublas|curand|cufft|cusparse|cusolver|cudnn|nvrtc|CUDA|CU|CUBLAS|CURAND|CUFFT|CUSPARSE|CUSOLVER|CUDNN|NVRTC)[A-Z_]")
+ARCH_VALUE = "(__HIP_DEVICE_COMPILE__ * 800)"  # __CUDA_ARCH__ as a number: sm_80 in the device pass, else 0
+
+# CUDA-looking names HIPIFY does not list; a bare library word (``at::DeviceType::CUDA``) is not one.
+CUDA_LIKE = re.compile(r"^(?!(?:CUDA|CUBLAS|CURAND|CUFFT|CUSPARSE|CUSOLVER|CUDNN|NVRTC)$)"
+                       r"(?:cuda|cublas|curand|cufft|cusparse|cusolver|cudnn|nvrtc|CUDA|CU|CUBLAS|CURAND|CUFFT|CUSPARSE|CUSOLVER|CUDNN|NVRTC)[A-Z_]")
 RUNTIME_LIBRARIES = frozenset({"runtime", "driver"})
+# hipify-clang's Statistics::isToRoc: the APIs whose rocName is used under --roc / --miopen.
+ROC_LIBRARIES = frozenset({"cublas", "cudnn", "cusparse", "cusolver", "runtime", "complex", "curand",
+                           "device", "fp16", "bf16"})
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+@dataclass(frozen=True)
+class Target:
+    """What the rules depend on (hashable, so rule tables are cached per target)."""
+
+    roc: bool = False
+    miopen: bool = False
+    hip_version: tuple[int, ...] = ()
+    experimental: bool = False
+    declared: frozenset[str] | None = None
+    header_folders: bool = True
+    hip_data_types: bool = False
+
+    @classmethod
+    def of(cls, options: TranslateOptions) -> Target:
+        version = options.resolved_hip_version()
+        folders = options.library_header_folders
+        return cls(roc=options.roc_libraries, miopen=options.miopen, hip_version=version,
+                   experimental=options.experimental, declared=options.declared_names,
+                   header_folders=version >= (6,) if folders is None else folders,
+                   hip_data_types=options.use_hip_data_types)
+
+
+class Rule(NamedTuple):  # a tuple: thousands of them pickle and load fast (translator.rulecache)
     replacement: str | None  # None: leave the CUDA name and report it
     family: str
     reason: str  # why not converted ("" when converted)
@@ -29,23 +59,63 @@ class RuleSet:
     identifier_pattern: str  # regex alternative matching candidate identifiers
 
 
-def target_name(mapping: ApiMapping, roc_libraries: bool) -> str | None:
-    if roc_libraries and mapping.roc:
-        return mapping.roc
-    return mapping.hip
+def flagged(mapping: ApiMapping, flag: str) -> bool:
+    return mapping.flags is not None and flag in mapping.flags.split()
 
 
-def make_rule(mapping: ApiMapping, roc_libraries: bool, target: tuple[int, ...]) -> Rule | None:
-    name = target_name(mapping, roc_libraries)
+def to_roc(mapping: ApiMapping, target: Target) -> bool:
+    """hipify-clang's isToRoc: --miopen takes every rocName, --roc all but the MIOpen-only ones."""
+    if mapping.library not in ROC_LIBRARIES:
+        return False
+    return target.miopen or (target.roc and not flagged(mapping, "ROC_MIOPEN_ONLY"))
+
+
+def is_hip_data_type(mapping: ApiMapping) -> bool:
+    return mapping.hip is not None and (mapping.hip == "hipDataType" or mapping.hip.startswith(("HIP_R_", "HIP_C_")))
+
+
+def target_name(mapping: ApiMapping, target: Target) -> str | None:
+    if target.hip_data_types and is_hip_data_type(mapping):
+        return mapping.hip  # --use-hip-data-types: hipDataType even where --roc has rocblas_datatype
+    if to_roc(mapping, target):
+        return None if flagged(mapping, "ROC_UNSUPPORTED") else (mapping.roc or mapping.hip)
+    return None if flagged(mapping, "HIP_UNSUPPORTED") else mapping.hip
+
+
+# The identifiers a toolchain root's index holds (scripts/toolchain-root): ROCm's own prefixed names.
+# Other targets (device functions such as __syncthreads, header paths) are not in it; tables decide those.
+DECLARED_INDEX_FORM = re.compile(r"^(?:hip|HIP|roc|ROC|miopen|MIOPEN)\w*$")
+
+
+def gate(mapping: ApiMapping, name: str, target: Target) -> str:
+    """Why ``name`` may not be emitted for this target ("" when it may).
+
+    For the names a toolchain's index covers, the names its headers declare decide when given;
+    otherwise HIPIFY's tables do.
+    """
+    if target.declared is not None and DECLARED_INDEX_FORM.match(name):
+        return "" if name in target.declared else "not-declared-by-toolchain"
+    if name != mapping.hip:
+        return ""
+    if mapping.hip_experimental and not target.experimental:
+        return f"experimental-in-hip (HIP {mapping.hip_experimental})"
+    version = target.hip_version
+    if mapping.hip_added and version and parse_version(mapping.hip_added) > version:
+        return f"newer-than-target (HIP {mapping.hip_added})"
+    if mapping.hip_removed and version and parse_version(mapping.hip_removed) <= version:
+        return f"removed-in-hip (HIP {mapping.hip_removed})"
+    return ""
+
+
+def make_rule(mapping: ApiMapping, target: Target) -> Rule | None:
+    name = target_name(mapping, target)
     cuda_status = mapping.status if mapping.status in ("deprecated", "removed") else ""
     since = (mapping.cuda_removed if cuda_status == "removed" else mapping.cuda_deprecated) or ""
     reason = ""
     if name is None:
         reason = "unsupported"
-    elif name == mapping.hip and mapping.hip_added and target and parse_version(mapping.hip_added) > target:
-        reason = f"newer-than-target (HIP {mapping.hip_added})"
-    elif name == mapping.hip and mapping.hip_removed and target and parse_version(mapping.hip_removed) <= target:
-        reason = f"removed-in-hip (HIP {mapping.hip_removed})"
+    elif name != mapping.cuda:
+        reason = gate(mapping, name, target)
     if not reason and name == mapping.cuda and not cuda_status:
         return None  # same name in HIP: nothing to do or report
     return Rule(
@@ -88,15 +158,28 @@ def candidate_pattern(names: list[str]) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def build_rules(roc_libraries: bool, target: tuple[int, ...], db: MappingDB | None = None) -> RuleSet:
-    db = db or load_default()
+def build_rules(target: Target, db: MappingDB | None = None) -> RuleSet:
+    if db is not None:
+        return _build(target, db)
+    ruleset = rulecache.load(target)
+    if ruleset is None:
+        ruleset = _build(target, load_default())
+        rulecache.store(target, ruleset)
+    return ruleset
+
+
+def _build(target: Target, db: MappingDB) -> RuleSet:
     rules: dict[str, Rule] = {}
     headers: dict[str, ApiMapping] = {}
     for mapping in db.mappings():
         if mapping.kind == "header":
             headers[mapping.cuda] = mapping
             continue
-        rule = make_rule(mapping, roc_libraries, target)
+        rule = make_rule(mapping, target)
         if rule is not None:
             rules[mapping.cuda] = rule
+    # __CUDA_ARCH__ in code (``#if`` lines are handled by translator.guards): the value nvcc gives it,
+    # defined only in the device pass as with nvcc.
+    rules["__CUDA_ARCH__"] = Rule(replacement=ARCH_VALUE, family="device", reason="", cuda_status="",
+                                  cuda_since="", needs_runtime=False)
     return RuleSet(rules=rules, headers=headers, identifier_pattern=candidate_pattern(sorted(rules)))

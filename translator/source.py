@@ -1,7 +1,9 @@
 """Translate one CUDA source text to HIP in a single regex pass with dict lookups.
 
-Comments and string literals are left exactly as written (hipify-clang works on the
-AST and does not touch them either); only ``#include`` names are rewritten inside quotes.
+Comments are left exactly as written. CUDA names that are whole words of a string literal are
+translated as hipify-clang does (``"cudaMemcpy failed"`` -> ``"hipMemcpy failed"``) unless
+``translate_strings`` is off. Calls with argument rewrites are marked during the pass and
+rewritten after it (``translator.calls``).
 """
 from __future__ import annotations
 
@@ -10,17 +12,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from translator import guards, launch
+from translator import calls, conditionals, guards, launch
 from translator.account import FileAccount, Finding
-from translator.includes import (
-    RUNTIME_HEADER,
-    RUNTIME_INCLUDE_LINE,
-    IncludeState,
-    rewrite_include,
-)
+from translator.includes import RUNTIME_HEADER, IncludeState, insert_runtime_include, rewrite_include
 from translator.localdefs import defined_names
 from translator.options import TranslateOptions
-from translator.rules import CUDA_LIKE, Rule, RuleSet, build_rules
+from translator.rules import CUDA_LIKE, Rule, RuleSet, Target, build_rules
 
 # One match = uninteresting text (possessively skipped, no Python work) + one token.
 # Words are consumed whole, so a candidate never starts inside a word (mycudaMalloc stays).
@@ -28,8 +25,12 @@ from translator.rules import CUDA_LIKE, Rule, RuleSet, build_rules
 # it starts; otherwise the engine would re-run the skip from each following position (quadratic).
 SKIP = r"""(?:[^/"'\#<A-Za-z_\\]++|/(?![/*])|<(?!<<)|\\.|\#(?![ \t]*(?:include|if|ifdef|ifndef|elif)\b)|(?!{candidates})[A-Za-z_]\w*+)*+"""
 TOKENS = r"""(?:(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*")|(?P<char>'(?:\\.|[^'\\\n]){1,10}')|(?P<pp>\#[ \t]*(?:include|if|ifdef|ifndef|elif)\b(?:[^\n\\]|\\.)*)|(?P<launch><<<)|(?P<ident>{candidates})|(?P<stray>.)|(?P<end>\Z))"""
-PASSIVE_TOKENS = frozenset({"comment", "string", "char", "stray", "end"})
+PASSIVE_TOKENS = frozenset({"comment", "char", "stray", "end"})
+STRING_WORD = re.compile(r"(?<![^\s\"])(?:cu|CU)[^\s\"]*")
 CUB_SCOPE = re.compile(r"\s*::")
+# HIP names that are typedefs of a differently named struct: after ``struct`` the tag must be used.
+STRUCT_TAGS = {"hipGraphicsResource": "_hipGraphicsResource"}
+STRUCT_BEFORE = re.compile(r"\bstruct\s+$")
 CUB_NAMESPACE = "hipcub"
 
 
@@ -62,11 +63,13 @@ class _Scan:
     keep: frozenset[str] | set[str]
     account: FileAccount
     limit: int
+    target: Target
     line: int = 1
     line_cursor: int = 0
     needs_runtime: bool = False
     kept: set[str] = field(default_factory=set)
     cuda_like_seen: set[str] = field(default_factory=set)
+    calls: list[str] = field(default_factory=list)  # CUDA names of marked calls, in text order
 
     def position(self, pos: int) -> tuple[int, int]:
         self.line += self.text.count("\n", self.line_cursor, pos)
@@ -107,16 +110,17 @@ class _Scan:
 def translate_source(text: str, path: str = "", options: TranslateOptions | None = None) -> FileTranslation:
     """Translate ``text`` (the contents of ``path``, used to resolve local includes)."""
     options = options or TranslateOptions()
-    ruleset = build_rules(options.roc_libraries, options.resolved_hip_version())
+    target = Target.of(options)
+    ruleset = build_rules(target)
     account = FileAccount(path=path)
     keep: set[str] | frozenset[str] = options.keep_names
     if options.detect_local_definitions:
-        keep = keep | defined_names(text, _Interesting(ruleset.rules), ruleset.identifier_pattern)
-    scan = _Scan(text, ruleset.rules, keep, account, options.max_unconverted_listed)
-    includes = IncludeState(includer_dir=Path(path).parent if path else None, roc_libraries=options.roc_libraries)
+        keep = keep | defined_names(text, _Interesting(ruleset.rules))
+    scan = _Scan(text, ruleset.rules, keep, account, options.max_unconverted_listed, target)
+    includes = IncludeState(includer_dir=Path(path).parent if path else None, target=target)
     ggl = options.launch_style == "ggl" and launch.MARK not in text
     out = _rewrite(text, ruleset, scan, includes, ggl, options)
-    out = _finish(out, text, scan, includes, ggl)
+    out = _finish(out, text, scan, includes, ggl, path)
     account.kept_local = sorted(scan.kept)
     account.changed = out != text
     account.status = "translated" if account.changed else "unchanged"
@@ -126,6 +130,9 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
 def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
              ggl: bool, options: TranslateOptions) -> str:
     versions = guards.version_macros(options.assumed_cuda_version)
+    skipped = _skipped_regions(text, versions, options)
+    target = scan.target
+    call_names = calls.load_tables().wanted(target.roc, target.miopen) if calls.MARK not in text else frozenset()
     pieces: list[str] = []
     cursor = 0
     for match in token_regex(ruleset.identifier_pattern).finditer(text):
@@ -133,12 +140,15 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
         if kind is None or kind in PASSIVE_TOKENS:
             continue
         start, end = match.span(kind)
+        if skipped is not None and start in skipped:
+            continue
         token = text[start:end]
         if kind == "ident":
-            if token == "cub":
-                new = _cub(text, end, scan)
-            else:
-                new = scan.identifier(token, start)
+            new = _identifier(text, token, start, end, scan, call_names, options.struct_tags)
+        elif kind == "string":
+            if not options.translate_strings or ("cu" not in token and "CU" not in token):
+                continue
+            new = STRING_WORD.sub(lambda m: _string_word(m.group(), scan), token)
         elif kind == "launch":
             scan.account.converted["kernel-launch"] += 1
             new = launch.MARK if ggl else token
@@ -157,6 +167,35 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     return "".join(pieces)
 
 
+def _identifier(text: str, token: str, start: int, end: int, scan: _Scan, call_names: frozenset[str],
+                struct_tags: bool) -> str:
+    if token == "cub":
+        return _cub(text, end, scan)
+    new = scan.identifier(token, start)
+    if new in STRUCT_TAGS and struct_tags and STRUCT_BEFORE.search(text, max(0, start - 40), start):
+        new = STRUCT_TAGS[new]
+    if token in call_names and new != token:
+        scan.calls.append(token)
+        new += calls.MARK
+    return new
+
+
+def _skipped_regions(text: str, versions: dict[str, str],
+                     options: TranslateOptions) -> conditionals.InactiveRegions | None:
+    if not options.skip_excluded_blocks or "#" not in text:
+        return None
+    predefined = {**versions, "__CUDACC__": "1", **dict(options.defines)}
+    return conditionals.inactive_regions(text, predefined)
+
+
+def _string_word(word: str, scan: _Scan) -> str:
+    rule = scan.rules.get(word)
+    if rule is None or rule.replacement is None or word in scan.keep:
+        return word
+    scan.account.converted["string-literal"] += 1
+    return rule.replacement
+
+
 def _cub(text: str, end: int, scan: _Scan) -> str:
     if CUB_SCOPE.match(text, end) is None:
         return "cub"
@@ -170,7 +209,7 @@ def _condition(token: str, start: int, scan: _Scan, versions: dict[str, str]) ->
     return guards.rewrite_condition(token, versions, lambda name: scan.identifier(name, start))
 
 
-def _finish(out: str, original: str, scan: _Scan, includes: IncludeState, ggl: bool) -> str:
+def _finish(out: str, original: str, scan: _Scan, includes: IncludeState, ggl: bool, path: str) -> str:
     account = scan.account
     account.converted["header"] += includes.converted
     if not account.converted["header"]:
@@ -179,11 +218,16 @@ def _finish(out: str, original: str, scan: _Scan, includes: IncludeState, ggl: b
         account.warnings.append(f"header {name} has no HIP counterpart; left as is")
     for name in includes.kept_local:
         account.warnings.append(f'"{name}" is the project\'s own header; left as is')
+    if scan.calls:
+        out, edits = calls.rewrite_calls(out, scan.calls, scan.target.roc, scan.target.miopen,
+                                         scan.target.hip_version)
+        if edits:
+            account.converted["call-arguments"] += edits
     if ggl:
-        out, failures = launch.convert_launches(out)
+        out, failures = launch.convert_launches(out, launch.template_kernels(original))
         if failures:
             account.warnings.append(f"{failures} kernel launch(es) kept as <<<...>>> (could not parse)")
-    has_kernels = "<<<" in original or "__global__" in original
-    if (has_kernels or scan.needs_runtime) and RUNTIME_HEADER not in includes.emitted and out:
-        out = RUNTIME_INCLUDE_LINE + out
+    cuda_file = path.endswith((".cu", ".cuh")) or "<<<" in original or "__global__" in original
+    if (cuda_file or account.converted) and RUNTIME_HEADER not in includes.emitted and out:
+        out = insert_runtime_include(out)
     return out

@@ -6,6 +6,7 @@ globs, is copied byte for byte. Files that are not UTF-8 are translated on their
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import shutil
@@ -13,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
+from translator.includegraph import IncludeGraph, included_names
 from translator.localdefs import defined_names
 from translator.options import TranslateOptions
-from translator.rules import build_rules
+from translator.rules import Target, build_rules
 from translator.source import _Interesting, translate_source
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
@@ -50,17 +52,27 @@ def read_text(path: Path) -> tuple[str, bool]:
         return data.decode("utf-8", "surrogateescape"), False
 
 
-def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> frozenset[str]:
-    """CUDA names that the project's own (non-excluded) sources define."""
-    ruleset = build_rules(options.roc_libraries, options.resolved_hip_version())
+def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> dict[str, frozenset[str]]:
+    """Per source file (relative path): the CUDA names defined by it or by the project files it includes."""
+    ruleset = build_rules(Target.of(options))
     interesting = _Interesting(ruleset.rules)
-    names: set[str] = set(options.keep_names)
+    defined: dict[str, set[str]] = {}
+    includes: dict[str, list[str]] = {}
     for path in files:
         relative = path.relative_to(src).as_posix()
-        if (path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not path.is_symlink()
-                and not is_excluded(relative, options.exclude_globs)):
-            names |= defined_names(read_text(path)[0], interesting, ruleset.identifier_pattern)
-    return frozenset(names)
+        if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not path.is_symlink():
+            text = read_text(path)[0]
+            includes[relative] = included_names(text)
+            if not is_excluded(relative, options.exclude_globs):
+                defined[relative] = defined_names(text, interesting)
+    graph = IncludeGraph(includes)
+    visible: dict[str, frozenset[str]] = {}
+    for relative in includes:
+        names = set(options.keep_names)
+        for seen in graph.visible(relative):
+            names |= defined.get(seen, set())
+        visible[relative] = frozenset(names)
+    return visible
 
 
 def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None, progress: Progress | None = None,
@@ -73,12 +85,13 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
     dst.mkdir(parents=True)
     files = walk(src)
     keep = project_definitions(files, src, options)
-    file_options = TranslateOptions(**{**options.__dict__, "keep_names": keep, "detect_local_definitions": False})
+    base = dataclasses.replace(options, detect_local_definitions=False)
     tree = TreeAccount(source=str(src), destination=str(dst))
     for index, path in enumerate(files, start=1):
         if is_cancelled is not None and is_cancelled():
             break
-        entry = _one_file(path, src, dst, file_options, tree)
+        names = keep.get(path.relative_to(src).as_posix(), options.keep_names)
+        entry = _one_file(path, src, dst, dataclasses.replace(base, keep_names=names), tree)
         tree.files.append(entry)
         if log is not None and entry.status != "copied":
             log(_log_line(entry))
@@ -92,6 +105,9 @@ def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree:
     suffix = path.suffix.lower()
     target = dst / relative
     target.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() and not link_stays_inside(path, src):
+        return FileAccount(path=relative, status="skipped",
+                           warnings=[f"symbolic link to {os.readlink(path)!r} leaves the tree: not copied"])
     if path.is_symlink() or suffix not in CUDA_SUFFIXES | CXX_SUFFIXES:
         _copy(path, target)
         return FileAccount(path=relative, status="copied")
@@ -116,6 +132,17 @@ def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree:
     return entry
 
 
+def link_stays_inside(link: Path, root: Path) -> bool:
+    """True when ``link``'s text stays below ``root`` and so does the path reached by following it."""
+    text = os.readlink(link)
+    relative = link.parent.relative_to(root).as_posix()
+    joined = os.path.normpath(os.path.join(relative, text))
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(link)
+    inside = real == real_root or real.startswith(real_root + os.sep)
+    return inside and not text.startswith("/") and joined != ".." and not joined.startswith("../")
+
+
 def _copy(path: Path, target: Path) -> None:
     if path.is_symlink():
         target.symlink_to(os.readlink(path))
@@ -125,7 +152,7 @@ def _copy(path: Path, target: Path) -> None:
 
 def _log_line(entry: FileAccount) -> str:
     if entry.status == "skipped":
-        return f"skip  {entry.path} (excluded)\n"
+        return f"skip  {entry.path} ({entry.warnings[0] if entry.warnings else 'excluded'})\n"
     unconverted = f", {len(entry.unconverted)} unconverted" if entry.unconverted else ""
     name = f" -> {entry.renamed_to}" if entry.renamed_to else ""
     return f"{entry.status:<10} {entry.path}{name}: {entry.converted_total} converted{unconverted}\n"

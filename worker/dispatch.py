@@ -1,6 +1,12 @@
-"""Hand stages to Celery. Task ids are chosen before sending so a stage row always knows its task."""
+"""Hand stages to Celery. Task ids are chosen before sending so a stage row always knows its task.
+
+The row is written first and the message published after: when publishing fails (the broker is
+down), the stage stays queued with its task id and the sweep publishes it again once the broker is
+back (``worker.redelivery``). Nothing here may leave a recorded run without a way to start.
+"""
 from __future__ import annotations
 
+import logging
 import uuid
 
 from django.db import transaction
@@ -8,8 +14,11 @@ from django.db import transaction
 from migrator.projects import transitions
 from migrator.projects.models import Run, Stage
 from worker import pipeline
+from worker.broker import BROKER_ERRORS
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages.smoke import REFERENCE_PENDING
+
+log = logging.getLogger(__name__)
 
 
 def send_stage(stage: Stage, queue: str) -> None:
@@ -34,9 +43,31 @@ def _reference_wanted(stage: Stage) -> bool:
     return pipeline.wants_reference(stage, settings)
 
 
+def republish_stage(stage: Stage) -> None:
+    """Publish a queued stage's message again under its recorded task id and queue (its message was lost)."""
+    from worker.tasks import run_stage
+
+    run_stage.apply_async(args=[stage.pk], queue=stage.queue, task_id=stage.task_id)
+
+
 def start_run(run: Run) -> None:
-    """Queue the run's first stage once the creating transaction has committed."""
-    transaction.on_commit(lambda: pipeline.advance(run.pk, send_stage))
+    """Queue the run's first stage once the creating transaction has committed.
+
+    A broker failure at that moment is logged, not raised: the run is recorded and the sweep
+    hands it out when the broker answers again.
+    """
+    run_id = run.pk
+    transaction.on_commit(lambda: dispatch_recorded_run(run_id))
+
+
+def dispatch_recorded_run(run_id: int) -> bool:
+    """Hand out the run's next stage; False when the broker could not be reached (the sweep retries)."""
+    try:
+        pipeline.advance(run_id, send_stage)
+    except BROKER_ERRORS as exc:
+        log.warning("run %s is recorded but its first stage was not published (%s); the sweep will", run_id, exc)
+        return False
+    return True
 
 
 def revoke_tasks(task_ids: list[str]) -> None:

@@ -154,6 +154,9 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
     except SettingsError as exc:
         stage_log.write(f"[migrator] bad project settings: {exc}\n")
         return StageState.FAILED, f"bad project settings: {exc}", {}
+    except MissingSource as exc:
+        stage_log.write(f"[migrator] {exc}\n")
+        return StageState.FAILED, str(exc), {"missing_source": True}
     except Exception as exc:  # a bug in a stage must end as a visible failure, never a stuck run
         log.exception("stage %s of run %s crashed", stage.name, stage.run_id)
         stage_log.write("\n[migrator] internal error\n" + traceback.format_exc())
@@ -190,8 +193,18 @@ def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog) 
     shutil.copytree(parent_ws.root, workspace.root, symlinks=True)
 
 
+class MissingSource(Exception):
+    """The run's recorded source cannot be found (its archive row or git URL is gone)."""
+
+
 def source_spec(run: Run) -> dict[str, object]:
-    if run.source_kind == SourceKind.ARCHIVE and run.archive is not None:
+    """What the fetch stage fetches, from the run's own pinned source only: an archive run never
+    becomes a git fetch (or the reverse), whatever happened to the rows around it."""
+    if run.source_kind == SourceKind.ARCHIVE:
+        if run.archive is None:
+            raise MissingSource(
+                f"this run's archive is missing (archive id {run.archive_id or 'none'} is not in the database)"
+            )
         return {
             "kind": "archive", "path": run.archive.path, "sha256": run.archive.sha256,
             "name": run.archive.original_name,
@@ -201,6 +214,8 @@ def source_spec(run: Run) -> dict[str, object]:
                 "max_file_bytes": django_settings.MIGRATOR_MAX_FILE_BYTES,
             },
         }
+    if run.source_kind != SourceKind.GIT or not run.git_url:
+        raise MissingSource(f"this run has no source to fetch (kind {run.source_kind!r}, no git URL)")
     return {
         "kind": "git", "url": run.git_url, "ref": run.commit_sha or run.ref,
         # The command line is run by an operator, who may name local repositories.

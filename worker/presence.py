@@ -40,8 +40,13 @@ def describe(profile: str, queues: list[str]) -> dict[str, Any]:
         info["gpu_note"] = "CPU worker: fetch, scan, hipify, compile, link"
     try:
         from worker.toolchain.detect import detect_toolchain
+        from worker.toolchain.roots import default_root
+        from worker.toolchain.sandbox import sandbox_problem
 
         info["build_toolchain"] = detect_toolchain().to_dict()
+        root = default_root()
+        info["sandbox"] = {"ok": root is not None and not sandbox_problem(root),
+                           "problem": sandbox_problem(root) if root else "no toolchain root installed"}
     except Exception as exc:  # detection is informative; a broken toolchain must not stop the worker
         info["build_toolchain"] = {"error": str(exc)}
     return info

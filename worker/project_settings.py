@@ -6,7 +6,9 @@ in an API payload is an error, not a silently ignored option.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
+import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,6 +17,13 @@ HipifyEngine = Literal["builtin", "hipify-perl", "hipify-clang"]
 LaunchStyle = Literal["chevron", "ggl"]
 
 _GFX = re.compile(r"^gfx[0-9a-f]{3,5}(:[a-z+\-:]+)?$")
+_HIP_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
+_TOOLCHAIN_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{0,63}$")
+_LIMITS = {  # name: (smallest, largest)
+    "compile_timeout_s": (1, 24 * 3600), "build_timeout_s": (1, 24 * 3600), "build_memory_mb": (256, 1 << 20),
+    "smoke_timeout_s": (1, 24 * 3600), "smoke_wait_timeout_s": (1, 7 * 24 * 3600),
+    "smoke_output_limit_bytes": (1024, 1 << 30), "smoke_expected_exit": (0, 255),
+}
 
 
 class SettingsError(ValueError):
@@ -45,9 +54,10 @@ class ProjectSettings:
     roc_libraries: bool = False
     rename_cu_to_hip: bool = False
     exclude_globs: tuple[str, ...] = ("third_party/**", "thirdparty/**", "external/**", "vendor/**", "**/.git/**")
-    target_hip_version: str = ""  # empty: the installed one
+    target_hip_version: str = ""  # empty: the chosen toolchain's HIP version
     disabled_fix_rules: tuple[str, ...] = ()
     # compile / link
+    toolchain: str = ""  # a toolchain root by name; empty: the newest installed
     build_mode: BuildMode = "per_tu"
     build_command: str = ""  # project build: empty means detect CMake/Make
     offload_archs: tuple[str, ...] = ("gfx90a",)
@@ -96,6 +106,13 @@ class ProjectSettings:
         return dataclasses.asdict(self)
 
     def validate(self) -> None:
+        if self.target_hip_version and not _HIP_VERSION.match(self.target_hip_version):
+            raise SettingsError(f"target_hip_version: {self.target_hip_version!r} is not a HIP version such as 6.4")
+        if self.toolchain and not _TOOLCHAIN_NAME.match(self.toolchain):
+            raise SettingsError(f"toolchain: {self.toolchain!r} is not a toolchain name such as rocm-6.4")
+        for name, (low, high) in _LIMITS.items():
+            if not low <= getattr(self, name) <= high:
+                raise SettingsError(f"{name}: must be between {low} and {high}")
         for arch in self.offload_archs:
             if not _GFX.match(arch):
                 raise SettingsError(f"offload_archs: {arch!r} is not an AMD GPU target such as gfx90a")
@@ -103,12 +120,24 @@ class ProjectSettings:
             raise SettingsError("offload_archs: name at least one AMD GPU target")
         if self.cxx_std and not re.match(r"^(c|gnu)\+\+(11|14|17|20|23)$", self.cxx_std):
             raise SettingsError(f"cxx_std: {self.cxx_std!r} is not a C++ dialect such as c++17")
-        for name in ("compile_timeout_s", "build_timeout_s", "smoke_timeout_s", "smoke_wait_timeout_s"):
-            if getattr(self, name) <= 0:
-                raise SettingsError(f"{name}: must be positive")
+        for flag in (*self.extra_flags, *self.defines, *self.include_dirs, *self.link_libraries):
+            if "\0" in flag or "\n" in flag:
+                raise SettingsError(f"flags and paths may not hold NUL or newline characters: {flag!r}")
+
+
+@functools.cache
+def _choices() -> dict[str, tuple[str, ...]]:
+    """The allowed values of every setting typed as a ``Literal``."""
+    hints = typing.get_type_hints(ProjectSettings)
+    return {name: typing.get_args(hint) for name, hint in hints.items() if typing.get_origin(hint) is Literal}
 
 
 def _coerce(name: str, value: Any, default: Any) -> Any:
+    if name in _choices():
+        allowed = _choices()[name]
+        if value not in allowed:
+            raise SettingsError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+        return value
     if name == "smoke_checks":
         if not isinstance(value, (list, tuple)):
             raise SettingsError("smoke_checks: must be a list")

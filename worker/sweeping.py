@@ -3,7 +3,10 @@
 - a running stage whose heartbeat is older than MIGRATOR_HEARTBEAT_STALE_S failed: its worker died;
 - a smoke stage waiting for a ROCm runner longer than the project's ``smoke_wait_timeout_s`` is
   skipped with "no ROCm runner" (the run is then partial: nothing failed, but smoke was not checked);
-- a CPU stage nobody picked up within MIGRATOR_QUEUE_TIMEOUT_S fails with "no worker".
+- a CPU stage nobody picked up within MIGRATOR_QUEUE_TIMEOUT_S fails with "no worker";
+- a run's next stage whose message the broker no longer holds (a Redis restart without
+  persistence, a publish that failed while the broker was down) is published again; see
+  ``worker.redelivery``.
 After each failure the run settles (later stages skipped) and, if anything can still run, advances.
 """
 from __future__ import annotations
@@ -16,11 +19,12 @@ from django.utils import timezone
 from migrator.projects import transitions
 from migrator.projects.constants import StageState
 from migrator.projects.models import Stage, rocm_queues
-from worker import pipeline
+from worker import pipeline, redelivery
 from worker.project_settings import ProjectSettings
 
 
-def sweep(dispatch: pipeline.Dispatcher) -> list[Stage]:
+def sweep(dispatch: pipeline.Dispatcher, republish: redelivery.Republisher | None = None) -> list[Stage]:
+    """One pass; ``republish`` (given by the periodic task) re-sends stages whose message was lost."""
     now = timezone.now()
     changed = transitions.fail_stale_stages(now, timedelta(seconds=django_settings.MIGRATOR_HEARTBEAT_STALE_S))
     changed += _fail_smoke_waiting_too_long(now)
@@ -30,6 +34,8 @@ def sweep(dispatch: pipeline.Dispatcher) -> list[Stage]:
     )
     for stage in changed:
         pipeline.advance(stage.run_id, dispatch)
+    if republish is not None:
+        redelivery.resend_lost_stages(now, dispatch, republish)
     _requeue_lost_deliveries()
     return changed
 

@@ -20,7 +20,7 @@ def run_stage(stage_id: int) -> None:
 
 @shared_task(name="worker.tasks.sweep")
 def sweep() -> None:
-    sweeping.sweep(dispatch.send_stage)
+    sweeping.sweep(dispatch.send_stage, dispatch.republish_stage)
 
 
 @shared_task(name="worker.tasks.reference_run", acks_late=True, reject_on_worker_lost=True)

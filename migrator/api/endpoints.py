@@ -15,7 +15,7 @@ from ninja import Body, File, Form, NinjaAPI, Query, Schema, Status
 from ninja.files import UploadedFile
 
 from migrator.accounts.models import Team
-from migrator.api.auth import TokenAuth
+from migrator.api.auth import Throttled, TokenAuth
 from migrator.api.models import ApiToken
 from migrator.api.schemas import (
     ErrorOut,
@@ -36,6 +36,7 @@ from migrator.projects.constants import FINAL_STAGE_STATES
 from migrator.projects.forms import default_rerun_stage
 from migrator.projects.logs import read_log_from
 from migrator.projects.models import Project, Run
+from migrator.projects.queueing import queue_down_message, queue_is_down, retry_after_s
 from migrator.reports.build import build_report
 from migrator.reports.markdown import render_markdown
 from migrator.reports.notebook_bridge import search_function
@@ -48,6 +49,13 @@ api = NinjaAPI(
     description="Token-authenticated access to Migrator projects, runs and reports.",
 )
 MAX_LISTED = 200
+
+
+@api.exception_handler(Throttled)
+def throttled(request: HttpRequest, exc: Throttled) -> HttpResponse:
+    response = api.create_response(request, {"detail": str(exc)}, status=429)
+    response["Retry-After"] = str(exc.wait_s)
+    return response
 
 
 class ListQuery(Schema):
@@ -121,9 +129,10 @@ def create_project(
         return Status(400, {"detail": "name must have 1 to 120 characters"})
     try:
         git_url, git_ref = _checked_git(payload.git_url, payload.git_ref)
-        project = actions.create_project(_team(request), payload.name.strip(), user=None, git_url=git_url, git_ref=git_ref)
-        if archive is not None:
-            actions.store_archive(project, archive, archive.name or "upload", None)
+        project = actions.create_project_from_source(
+            _team(request), payload.name.strip(), user=None, git_url=git_url, git_ref=git_ref,
+            upload=archive, upload_name=archive.name or "upload" if archive else "",
+        )
     except actions.ActionError as exc:
         return Status(400, {"detail": str(exc)})
     return Status(201, project)
@@ -140,18 +149,28 @@ def list_runs(request: HttpRequest, project_id: int, query: Query[ListQuery]) ->
     return list(project.runs.select_related("archive").order_by("-number")[_window(query)])
 
 
-@api.post("/projects/{project_id}/runs", response={201: RunDetailOut, 400: ErrorOut}, tags=["runs"])
+@api.post(
+    "/projects/{project_id}/runs", response={201: RunDetailOut, 400: ErrorOut, 503: ErrorOut}, tags=["runs"]
+)
 def start_project_run(
-    request: HttpRequest, project_id: int, payload: Form[RunIn], archive: UploadedFile | None = File(None)
+    request: HttpRequest, project_id: int, response: HttpResponse, payload: Form[RunIn],
+    archive: UploadedFile | None = File(None),
 ) -> Status[object]:
-    """Start a run at a git ref, or of a new archive upload (default: the project's latest archive)."""
+    """Start a run at a git ref, or of a new archive upload (default: the project's latest archive).
+
+    503 with ``Retry-After`` while the work queue is down; nothing is recorded then, so retry."""
     project = _project(request, project_id)
     try:
         _, ref = _checked_git("", payload.ref)
         pr_url = _checked_pr_url(payload.pr_url)
-        stored = actions.store_archive(project, archive, archive.name or "upload", None) if archive else None
-        run = actions.create_run(
-            project, user=None, trigger="api", archive=stored, ref=ref, pr_url=pr_url
+    except actions.ActionError as exc:
+        return Status(400, {"detail": str(exc)})
+    if queue_is_down():
+        response["Retry-After"] = str(retry_after_s())
+        return Status(503, {"detail": queue_down_message()})
+    try:
+        run = actions.store_archive_and_create_run(
+            project, user=None, trigger="api", upload=archive, ref=ref, pr_url=pr_url
         )
     except actions.ActionError as exc:
         return Status(400, {"detail": str(exc)})

@@ -21,6 +21,7 @@ from migrator.integrations.models import WebhookDelivery
 from migrator.projects.actions import ActionError, create_run
 from migrator.projects.constants import Trigger
 from migrator.projects.models import Project, Run
+from worker.broker import BROKER_ERRORS
 from worker.dispatch import start_run
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class DeliveryOutcome:
     created: bool  # False: a replay of a delivery already seen
     delivery_id: int
     run: Run | None
+    queued: bool = True  # False: recorded, but the broker was down (the sweep queues it later)
 
 
 def _claim(project: Project, provider: str, delivery_id: str, wanted: RunRequest) -> int | None:
@@ -45,7 +47,7 @@ def _claim(project: Project, provider: str, delivery_id: str, wanted: RunRequest
         cursor.execute(
             f"INSERT INTO {table} (provider, delivery_id, project_id, event, action, head_sha, pr_url, error, "
             "received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, '', %s) "
-            "ON CONFLICT (provider, delivery_id) DO NOTHING RETURNING id",
+            "ON CONFLICT (project_id, provider, delivery_id) DO NOTHING RETURNING id",
             [provider, delivery_id, project.pk, wanted.event[:50], wanted.action[:50], wanted.sha[:64],
              wanted.pr_url[:500], timezone.now()],
         )
@@ -57,16 +59,24 @@ def accept_delivery(project: Project, provider: str, delivery_id: str, wanted: R
     """Record a delivery and queue its run; a replayed delivery queues nothing."""
     pk = _claim(project, provider, delivery_id, wanted)
     if pk is None:
-        seen = WebhookDelivery.objects.filter(provider=provider, delivery_id=delivery_id).only("pk", "run").first()
+        seen = (
+            WebhookDelivery.objects.filter(project=project, provider=provider, delivery_id=delivery_id)
+            .only("pk", "run").first()
+        )
         return DeliveryOutcome(False, seen.pk if seen else 0, seen.run if seen else None)
-    queue_delivery(pk)
-    return DeliveryOutcome(True, pk, None)
+    return DeliveryOutcome(True, pk, None, queued=queue_delivery(pk))
 
 
-def queue_delivery(pk: int) -> None:
+def queue_delivery(pk: int) -> bool:
+    """Queue the delivery's hand-off; False when the broker is down (the row stays for the sweep)."""
     from migrator.integrations.tasks import start_delivery_run
 
-    start_delivery_run.apply_async(args=[pk], queue="hooks")
+    try:
+        start_delivery_run.apply_async(args=[pk], queue="hooks")
+    except BROKER_ERRORS as exc:
+        log.warning("delivery %s is recorded but could not be queued (%s); the sweep will", pk, exc)
+        return False
+    return True
 
 
 def start_delivery_run(pk: int) -> Run | None:
@@ -96,5 +106,6 @@ def requeue_stale_deliveries(now: datetime | None = None) -> int:
         .values_list("pk", flat=True)[:500]
     )
     for pk in stale:
-        queue_delivery(pk)
+        if not queue_delivery(pk):
+            break  # the broker is down again; the next sweep retries the rest
     return len(stale)

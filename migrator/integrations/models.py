@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.core.validators import URLValidator
 from django.db import models
 
+from migrator.integrations.hostpolicy import validate_host_api_url
 from migrator.projects.models import Project, Run
 
 GITHUB_API_URL = "https://api.github.com"
@@ -27,8 +28,9 @@ class ProjectIntegration(models.Model):
     )
     host_kind = models.CharField(max_length=10, choices=HostKind.choices, default=HostKind.GITHUB)
     host_api_url = models.CharField(
-        max_length=300, blank=True, validators=[URLValidator(schemes=["http", "https"])],
-        help_text="empty: https://api.github.com or https://gitlab.com/api/v4",
+        max_length=300, blank=True, validators=[URLValidator(schemes=["http", "https"]), validate_host_api_url],
+        help_text="empty: https://api.github.com or https://gitlab.com/api/v4; others only when an administrator "
+                  "allowed them (MIGRATOR_ALLOWED_HOST_API_BASES)",
     )
     host_token = models.CharField(
         max_length=300, blank=True, help_text="token allowed to post commit statuses and PR comments"
@@ -55,7 +57,11 @@ class ProjectIntegration(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    """One received delivery; the unique key makes a replayed delivery start nothing twice."""
+    """One received delivery; the unique key makes a replayed delivery start nothing twice.
+
+    Delivery ids are unique per project (one integration each), never across projects: a delivery
+    for one project that reuses another project's id is its own delivery, and learns nothing of the other.
+    """
 
     provider = models.CharField(max_length=10, choices=HostKind.choices)
     delivery_id = models.CharField(max_length=100)
@@ -71,7 +77,7 @@ class WebhookDelivery(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["provider", "delivery_id"], name="unique_webhook_delivery"),
+            models.UniqueConstraint(fields=["project", "provider", "delivery_id"], name="unique_project_webhook_delivery"),
         ]
         ordering = ["-received_at"]
 

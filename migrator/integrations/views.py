@@ -1,14 +1,14 @@
 """Webhook endpoints for GitHub and GitLab. No login: each delivery proves itself with the project's secret.
 
-Answers: 401 bad or missing signature/token, 404 unknown project or no integration, 400 a payload
-or event we do not understand, 409 a project without a git source, 202 a delivery recorded and its
+Answers: 401 bad or missing signature/token, 404 unknown project or no integration, 413 a body over
+``MAX_BODY_BYTES``, 400 a payload or event we do not understand (including JSON nested deeper than
+``MAX_JSON_DEPTH``: size and nesting are bounded before parsing), 409 a project without a git source, 202 a delivery recorded and its
 run queued (a worker creates it), or a known event needing no run (``ignored``), 200 a replayed
 delivery (nothing queued) or a ping.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -23,9 +23,13 @@ from migrator.integrations.events import (
 )
 from migrator.integrations.models import HostKind, ProjectIntegration
 from migrator.integrations.verify import verify_github_signature, verify_gitlab_token
+from migrator.lib.jsonbounds import JsonBoundsError, load_bounded
 from migrator.projects.constants import SourceKind
+from migrator.projects.queueing import retry_after_s
 
 MAX_DELIVERY_ID = 100
+MAX_BODY_BYTES = 5 * 1024 * 1024  # GitHub and GitLab events are far smaller; bigger bodies are not read
+MAX_JSON_DEPTH = 64  # real payloads nest about 6 levels
 
 
 def _integration_or_404(project_id: int) -> ProjectIntegration:
@@ -45,11 +49,20 @@ def _error(message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
+def _too_large(request: HttpRequest) -> JsonResponse | None:
+    """413 before the body is read when its declared length is over the limit."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return _error("malformed Content-Length", 400)
+    return _error(f"body over the limit of {MAX_BODY_BYTES} bytes", 413) if declared > MAX_BODY_BYTES else None
+
+
 def _payload(body: bytes) -> dict[str, object]:
     try:
-        payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise PayloadError("body is not JSON") from exc
+        payload = load_bounded(body, max_bytes=MAX_BODY_BYTES, max_depth=MAX_JSON_DEPTH)
+    except JsonBoundsError as exc:
+        raise PayloadError(str(exc)) from exc
     if not isinstance(payload, dict):
         raise PayloadError("body is not a JSON object")
     return payload
@@ -65,6 +78,10 @@ def _start(integration: ProjectIntegration, provider: str, delivery_id: str, wan
     if not outcome.created:
         run_id = outcome.run.pk if outcome.run else None
         return JsonResponse({"duplicate": True, "delivery": outcome.delivery_id, "run": run_id}, status=200)
+    if not outcome.queued:  # recorded: a redelivery is answered as a duplicate, the sweep queues it
+        response = _error("the work queue cannot be reached right now; the delivery is recorded", 503)
+        response["Retry-After"] = str(retry_after_s())
+        return response
     return JsonResponse({"queued": True, "delivery": outcome.delivery_id}, status=202)
 
 
@@ -72,6 +89,8 @@ def _start(integration: ProjectIntegration, provider: str, delivery_id: str, wan
 @require_POST
 def github_hook(request: HttpRequest, project_id: int) -> JsonResponse:
     integration = _integration_or_404(project_id)
+    if refused := _too_large(request):
+        return refused
     body = request.body
     if not verify_github_signature(integration.webhook_secret, body, request.headers.get("X-Hub-Signature-256")):
         return _error("bad or missing X-Hub-Signature-256", 401)
@@ -94,6 +113,8 @@ def gitlab_hook(request: HttpRequest, project_id: int) -> JsonResponse:
     integration = _integration_or_404(project_id)
     if not verify_gitlab_token(integration.gitlab_token, request.headers.get("X-Gitlab-Token")):
         return _error("bad or missing X-Gitlab-Token", 401)
+    if refused := _too_large(request):
+        return refused
     body = request.body
     # Without an event UUID (older GitLab), identical bodies count as the same delivery.
     delivery_id = request.headers.get("X-Gitlab-Event-UUID", "").strip() or "sha256:" + hashlib.sha256(body).hexdigest()

@@ -1,14 +1,18 @@
 """Safe unpacking of uploaded .zip / .tar / .tar.gz / .tgz archives.
 
-Every member is checked before anything is written: absolute paths, ``..`` components, links
-pointing outside the destination, device files and FIFOs are rejected, as are archives over the
-file-count limit. Sizes are enforced on the bytes actually written (a zip's declared sizes can lie),
-so a zip bomb stops at the unpacked-size limit. The format is detected from content, not the name.
+Every member is checked before anything is written: absolute paths, ``..`` components, names
+longer than the file system allows, device files and FIFOs are rejected, as are archives over the
+file-count limit. Links are checked against what has actually been written: a link whose target
+leaves the tree (as text, or once earlier links are followed) is refused, and so is any member whose
+parent folders pass through a link; a last pass checks every link of the finished tree again, so the
+order of members cannot matter. Sizes are enforced on the bytes actually written (a zip's declared
+sizes can lie), so a zip bomb stops at the unpacked-size limit. Files keep their executable bit
+(never setuid, setgid or sticky). The format is detected from content, not the name.
 """
 from __future__ import annotations
 
+import errno
 import os
-import posixpath
 import shutil
 import stat
 import tarfile
@@ -18,6 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from migrator.lib.treelinks import PATH_MAX, first_link_in_path, links_leaving, overlong_component, text_leaves, within
 
 COPY_BLOCK = 1024 * 1024
 
@@ -46,6 +52,7 @@ class _Member:
     kind: str  # "file", "dir", "symlink"
     link_target: str
     opener: object
+    executable: bool = False
 
 
 def detect_archive_format(path: Path) -> str:
@@ -71,28 +78,56 @@ def safe_member_path(name: str) -> str:
     parts = [p for p in cleaned.split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
         raise ArchiveError(f"path escapes the workspace ('..'): {name!r}")
-    return "/".join(parts)
+    path = "/".join(parts)
+    _check_length(path, f"member {_short(name)}")
+    return path
 
 
-def _check_link(member_path: str, target: str) -> None:
-    if target.startswith("/") or "\x00" in target:
-        raise ArchiveError(f"symbolic link {member_path!r} points outside the workspace ({target!r})")
-    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(member_path), target))
-    if resolved == ".." or resolved.startswith("../"):
-        raise ArchiveError(f"symbolic link {member_path!r} points outside the workspace ({target!r})")
+def _short(text: str, keep: int = 80) -> str:
+    return repr(text if len(text) <= keep else text[:keep] + "…")
+
+
+def _check_length(path: str, what: str) -> None:
+    if long := overlong_component(path):
+        raise ArchiveError(
+            f"name too long: {what} has a path component of {len(long.encode('utf-8', 'surrogateescape'))} "
+            f"bytes ({_short(long, 40)}), longer than the 255 bytes file systems allow"
+        )
+    if len(path.encode("utf-8", "surrogateescape")) > PATH_MAX - 256:
+        raise ArchiveError(f"name too long: {what} is longer than the {PATH_MAX - 256} bytes allowed")
+
+
+def _check_link(dest: Path, member_path: str, target: str) -> None:
+    """Refuse a link whose text, or whose target once earlier links are followed, leaves ``dest``."""
+    _check_length(target.lstrip("/"), f"symbolic link {member_path!r}")
+    if text_leaves(member_path, target) or not within(dest, dest / member_path.rpartition("/")[0] / target):
+        raise ArchiveError(f"symbolic link {member_path!r} points outside the workspace ({_short(target)})")
+
+
+def _executable(mode: int) -> bool:
+    return bool(mode & 0o111)
 
 
 def _zip_members(zf: zipfile.ZipFile) -> Iterator[_Member]:
     for info in zf.infolist():
-        mode = (info.external_attr >> 16) & 0xFFFF
+        mode = (info.external_attr >> 16) & 0xFFFF  # Unix mode, when the archiver recorded one
         if stat.S_ISLNK(mode):
-            yield _Member(info.filename, "symlink", zf.read(info).decode("utf-8", "replace"), None)
+            yield _Member(info.filename, "symlink", _zip_link_target(zf, info), None)
         elif info.is_dir():
             yield _Member(info.filename, "dir", "", None)
         elif mode and not (stat.S_ISREG(mode) or mode & 0o170000 == 0):
             raise ArchiveError(f"special file in archive: {info.filename!r}")
         else:
-            yield _Member(info.filename, "file", "", lambda info=info: zf.open(info))
+            yield _Member(info.filename, "file", "", lambda info=info: zf.open(info), _executable(mode))
+
+
+def _zip_link_target(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
+    """A zip stores a link's target as the entry's content: read no more than a path can hold."""
+    with zf.open(info) as fh:
+        target = fh.read(PATH_MAX + 1)
+    if len(target) > PATH_MAX:
+        raise ArchiveError(f"name too long: symbolic link {info.filename!r} has a target over {PATH_MAX} bytes")
+    return target.decode("utf-8", "replace")
 
 
 def _tar_members(tf: tarfile.TarFile) -> Iterator[_Member]:
@@ -104,7 +139,7 @@ def _tar_members(tf: tarfile.TarFile) -> Iterator[_Member]:
         elif info.isdir():
             yield _Member(info.name, "dir", "", None)
         elif info.isreg():
-            yield _Member(info.name, "file", "", lambda info=info: tf.extractfile(info))
+            yield _Member(info.name, "file", "", lambda info=info: tf.extractfile(info), _executable(info.mode))
         else:
             raise ArchiveError(f"special file (device, FIFO) in archive: {info.name!r}")
 
@@ -150,37 +185,49 @@ def _extract(members: list[_Member], dest: Path, limits: Limits) -> UnpackReport
     for member, rel in zip(members, paths):
         if prefix:
             rel = rel[len(prefix) + 1 :] if rel != prefix else ""
-        if not rel:
-            continue
-        target = dest / rel
-        if member.kind == "symlink":
-            _check_link(rel, member.link_target)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(member.link_target, target)
-            continue
-        _refuse_link_in_path(dest, target)
-        if member.kind == "dir":
-            target.mkdir(parents=True, exist_ok=True)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with member.opener() as src, open(target, "xb") as out:  # type: ignore[operator]
-                total += _copy_limited(src, out, rel, total, limits)
-        except FileExistsError as exc:
-            raise ArchiveError(f"archive holds {rel!r} twice") from exc
-        files += 1
+        if rel:
+            written = _write_member(member, rel, dest, limits, total)
+            total += written
+            files += member.kind == "file"
+    if escaping := links_leaving(dest):  # members in any order: check the finished tree once more
+        path, target = escaping[0]
+        raise ArchiveError(f"symbolic link {path!r} points outside the workspace ({_short(target)})")
     return UnpackReport(files=files, bytes=total, stripped_prefix=prefix)
 
 
-def _refuse_link_in_path(dest: Path, target: Path) -> None:
-    """A file may not be written through a symlink the archive itself created earlier."""
-    current = dest
-    for part in target.relative_to(dest).parts[:-1]:
-        current = current / part
-        if current.is_symlink():
-            raise ArchiveError(f"archive writes through a symbolic link: {target.relative_to(dest)}")
-    if target.is_symlink():
-        raise ArchiveError(f"archive overwrites a symbolic link: {target.relative_to(dest)}")
+def _write_member(member: _Member, rel: str, dest: Path, limits: Limits, total: int) -> int:
+    """Write one member below ``dest``; returns the bytes written."""
+    target = dest / rel
+    _refuse_link_in_path(dest, rel)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if member.kind == "symlink":
+            _check_link(dest, rel, member.link_target)
+            os.symlink(member.link_target, target)
+            return 0
+        if member.kind == "dir":
+            target.mkdir(exist_ok=True)
+            return 0
+        with member.opener() as src, open(target, "xb") as out:  # type: ignore[operator]
+            written = _copy_limited(src, out, rel, total, limits)
+        os.chmod(target, 0o755 if member.executable else 0o644)  # never setuid, setgid or sticky
+        return written
+    except FileExistsError as exc:
+        raise ArchiveError(f"archive holds {rel!r} twice") from exc
+    except NotADirectoryError as exc:
+        raise ArchiveError(f"archive holds {rel!r} below a file of the same name") from exc
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise ArchiveError(f"{_short(rel)}: the name is longer than the file system allows") from exc
+        raise
+
+
+def _refuse_link_in_path(dest: Path, rel: str) -> None:
+    """Nothing may be written through, or over, a symbolic link the archive itself created earlier."""
+    if link := first_link_in_path(dest, rel):
+        raise ArchiveError(f"archive writes through a symbolic link: {rel} (via {link})")
+    if (dest / rel).is_symlink():
+        raise ArchiveError(f"archive overwrites a symbolic link: {rel}")
 
 
 def _copy_limited(src: IO[bytes], out: IO[bytes], rel: str, total_before: int, limits: Limits) -> int:

@@ -1,7 +1,8 @@
 """Comparing the original and translated trees of a run, and archiving the translated tree.
 
 Symbolic links are neither followed nor diffed (a hostile repository could point
-them anywhere); the archive stores them as links, as git would.
+them anywhere); the archive stores them as links, as git would, and leaves out any
+link that points outside the tree.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from migrator.lib.diff_align import align_lines
+from migrator.lib.treelinks import link_leaves
 
 ChangeStatus = Literal["modified", "added", "removed", "renamed"]
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
@@ -136,7 +138,7 @@ def write_tree_archive(
     with tarfile.open(fileobj=fileobj, mode="w|gz") as archive:
         for path in sorted(root.rglob("*")):
             relative = path.relative_to(root)
-            if SKIPPED_DIRS.intersection(relative.parts):
+            if SKIPPED_DIRS.intersection(relative.parts) or (path.is_symlink() and link_leaves(root, path)):
                 continue
             name = f"{top}/{relative.as_posix()}" if top else relative.as_posix()
             archive.add(path, arcname=name, recursive=False, filter=_clean_owner)

@@ -3,6 +3,9 @@
 URLs are checked before git sees them: only network transports are allowed (``file://`` and local
 paths only when an operator enables them), never ``ext::`` (it runs commands) or anything that
 git could read as an option. Git never prompts for credentials; every call has a time limit.
+After checkout, symbolic links that point outside the checkout (absolute, climbing above it, or
+doing so once other links are followed) are removed and listed, so nothing later follows them out.
+Git itself keeps the executable bit of files (modes 644 and 755 only).
 """
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from migrator.lib.treelinks import links_leaving
 
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$")
 _REF = re.compile(r"^[A-Za-z0-9._/@+-]{1,200}$")
@@ -26,6 +31,7 @@ class GitSourceError(ValueError):
 class CloneResult:
     commit: str
     ref: str
+    removed_links: tuple[tuple[str, str], ...] = ()  # (path, link text) of links that left the checkout
 
 
 def check_git_url(url: str, *, allow_local: bool) -> str:
@@ -91,14 +97,20 @@ def _git(args: list[str], cwd: Path, env: dict[str, str], timeout: int, log: Cal
     return proc.stdout.strip()
 
 
+_GIT_PREFIX = re.compile(r"^(?:fatal|error|remote):\s*", re.IGNORECASE)
+_NAMED_REPOSITORY = re.compile(r"(?:repository )?'([^']+)'(?: not found| does not appear to be a git repository)")
+
+
 def _explain(command: str, output: str) -> str:
-    last = output.splitlines()[-1] if output else "no output"
+    """One readable line: what went wrong, then git's own words without its ``fatal:`` prefix."""
+    last = _GIT_PREFIX.sub("", output.splitlines()[-1]).strip() if output else "no output"
     if "couldn't find remote ref" in output or "not our ref" in output:
         return f"unknown ref: {last}"
     if "Could not resolve host" in output or "unable to access" in output:
         return f"repository unreachable: {last}"
     if "not found" in output.lower() or "does not appear to be a git repository" in output:
-        return f"repository not found: {last}"
+        named = _NAMED_REPOSITORY.search(output)
+        return f"repository not found: {named.group(1).rstrip('/') if named else last}"
     return f"git {command} failed: {last}"
 
 
@@ -119,6 +131,15 @@ def _fetch_ref(ref: str, dest: Path, env: dict[str, str], timeout: int, log: Cal
         raise GitSourceError(f"unknown ref: no commit {ref} in the repository") from exc
 
 
+def remove_links_leaving(root: Path, log: Callable[[str], None] = lambda _: None) -> tuple[tuple[str, str], ...]:
+    """Delete every symbolic link under ``root`` that points outside it; return what was removed."""
+    removed = links_leaving(root)
+    for path, target in removed:
+        (root / path).unlink()
+        log(f"removed symbolic link {path} -> {target}: it points outside the checkout\n")
+    return tuple(removed)
+
+
 def shallow_clone(
     url: str, ref: str, dest: Path, *, allow_local: bool, timeout: int = 300,
     log: Callable[[str], None] = lambda _: None,
@@ -135,7 +156,7 @@ def shallow_clone(
         _git(["checkout", "-q", "--detach", target], dest, env, timeout, log)
         commit = _git(["rev-parse", "HEAD"], dest, env, timeout, log)
         shutil.rmtree(dest / ".git")
-        return CloneResult(commit=commit, ref=ref or "HEAD")
+        return CloneResult(commit=commit, ref=ref or "HEAD", removed_links=remove_links_leaving(dest, log))
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise

@@ -10,7 +10,7 @@ from typing import IO
 
 from django.conf import settings as django_settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from migrator.accounts.models import Team
@@ -31,12 +31,41 @@ def create_project(
 ) -> Project:
     ProjectSettings.from_dict(settings or {})
     kind = SourceKind.GIT if git_url else SourceKind.ARCHIVE
+    taken = ActionError(f"team {team.name} already has a project named {name!r}")
     if Project.objects.filter(team=team, name=name).exists():
-        raise ActionError(f"team {team.name} already has a project named {name!r}")
-    return Project.objects.create(
-        team=team, name=name, source_kind=kind, git_url=git_url, git_ref=git_ref,
-        settings=settings or {}, created_by=user,
+        raise taken
+    try:
+        with transaction.atomic():  # a savepoint: a concurrent creation must not break the caller's transaction
+            return Project.objects.create(
+                team=team, name=name, source_kind=kind, git_url=git_url, git_ref=git_ref,
+                settings=settings or {}, created_by=user,
+            )
+    except IntegrityError as exc:
+        raise taken from exc
+
+
+@transaction.atomic
+def create_project_from_source(
+    team: Team, name: str, *, user: User | None, git_url: str = "", git_ref: str = "",
+    upload: IO[bytes] | None = None, upload_name: str = "",
+) -> Project:
+    """A project and its first archive together: a rejected upload leaves no project behind."""
+    project = create_project(team, name, user=user, git_url=git_url, git_ref=git_ref)
+    if upload is not None:
+        store_archive(project, upload, upload_name or "upload", user)
+    return project
+
+
+@transaction.atomic
+def create_project_and_run(
+    team: Team, name: str, *, user: User | None, git_url: str = "", git_ref: str = "",
+    upload: IO[bytes] | None = None, upload_name: str = "", trigger: str = Trigger.WEB,
+) -> Run:
+    """Project, archive and first run in one transaction; the caller starts the run (after commit)."""
+    project = create_project_from_source(
+        team, name, user=user, git_url=git_url, git_ref=git_ref, upload=upload, upload_name=upload_name
     )
+    return create_run(project, user=user, trigger=trigger)
 
 
 def store_archive(project: Project, stream: IO[bytes], original_name: str, user: User | None) -> SourceArchive:
@@ -77,11 +106,16 @@ def create_run(
     archive: SourceArchive | None = None, ref: str = "", pr_url: str = "", commit_sha: str = "",
 ) -> Run:
     """Create the run and its six queued stages. The caller starts it with ``start_run`` after commit."""
-    Project.objects.select_for_update().filter(pk=project.pk).first()
+    # Lock the row and read the source from it, not from a caller's possibly stale copy.
+    project = Project.objects.select_for_update().get(pk=project.pk)
     if project.source_kind == SourceKind.ARCHIVE:
         archive = archive or project.archives.first()
         if archive is None:
             raise ActionError("this project has no uploaded archive yet")
+        if archive.project_id != project.pk:
+            raise ActionError("that archive belongs to another project")
+    elif not project.git_url:
+        raise ActionError("this project has no git URL to fetch from")
     number = (project.runs.aggregate(n=Max("number"))["n"] or 0) + 1
     run = Run.objects.create(
         project=project, number=number, trigger=trigger, source_kind=project.source_kind,
@@ -91,6 +125,16 @@ def create_run(
     )
     Stage.objects.bulk_create(Stage(run=run, name=name, position=i) for i, name in enumerate(STAGE_NAMES))
     return run
+
+
+@transaction.atomic
+def store_archive_and_create_run(
+    project: Project, *, user: User | None, upload: IO[bytes] | None, ref: str = "", pr_url: str = "",
+    trigger: str = Trigger.WEB,
+) -> Run:
+    """A run of a newly uploaded archive (or of the project's source when ``upload`` is None)."""
+    archive = store_archive(project, upload, upload.name or "upload", user) if upload is not None else None
+    return create_run(project, user=user, trigger=trigger, archive=archive, ref=ref, pr_url=pr_url)
 
 
 @transaction.atomic

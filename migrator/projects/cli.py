@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.db import transaction
+
 from migrator.accounts.models import Team
 from migrator.lib.gitsource import check_git_url
 from migrator.projects import actions
@@ -63,10 +65,33 @@ def pack_directory(root: Path) -> Path:
 def _project_for(choice: SourceChoice, name: str, team: Team) -> Project:
     project = Project.objects.filter(team=team, name=name).first()
     if project is None:
-        return actions.create_project(team, name, user=None, git_url=choice.git_url)
-    if project.git_url != choice.git_url:
+        try:
+            return actions.create_project(team, name, user=None, git_url=choice.git_url)
+        except actions.ActionError:  # another migrate_repo created it a moment ago: use that one
+            project = Project.objects.filter(team=team, name=name).first()
+            if project is None:
+                raise
+    if project.source_kind != choice.kind or project.git_url != choice.git_url:
         raise actions.ActionError(f"project {name!r} exists with another source; pass --project to pick a name")
     return project
+
+
+@transaction.atomic
+def _record_run(choice: SourceChoice, name: str, team: Team, ref: str, settings: dict[str, object] | None) -> Run:
+    """Project, archive and run in one transaction, so the run is only ever seen with its archive."""
+    project = _project_for(choice, name, team)
+    if settings is not None:
+        Project.objects.filter(pk=project.pk).update(settings=settings)
+    archive = None
+    if choice.archive_path is not None:
+        packed = choice.archive_path if choice.archive_path.is_file() else pack_directory(choice.archive_path)
+        try:
+            with open(packed, "rb") as stream:
+                archive = actions.store_archive(project, stream, choice.archive_path.name, None)
+        finally:
+            if packed != choice.archive_path:
+                packed.unlink(missing_ok=True)
+    return actions.create_run(project, user=None, trigger=Trigger.CLI, archive=archive, ref=ref)
 
 
 def migrate_repo(
@@ -76,18 +101,7 @@ def migrate_repo(
     choice = classify_source(path_or_url)
     team, _ = Team.objects.get_or_create(name=team_name, defaults={"slug": team_name})
     name = project_name or Path(path_or_url.rstrip("/")).name.removesuffix(".git") or "repository"
-    project = _project_for(choice, name, team)
-    if settings is not None:
-        project.settings = settings
-        project.save(update_fields=["settings"])
-    archive = None
-    if choice.archive_path is not None:
-        packed = choice.archive_path if choice.archive_path.is_file() else pack_directory(choice.archive_path)
-        with open(packed, "rb") as stream:
-            archive = actions.store_archive(project, stream, choice.archive_path.name, None)
-        if packed != choice.archive_path:
-            packed.unlink(missing_ok=True)
-    run = actions.create_run(project, user=None, trigger=Trigger.CLI, archive=archive, ref=ref)
+    run = _record_run(choice, name, team, ref, settings)
     return pipeline.run_sync(run, on_stage=on_stage)
 
 

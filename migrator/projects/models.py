@@ -78,7 +78,14 @@ class Run(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "number"], name="unique_run_number")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "number"], name="unique_run_number"),
+            # A run fetches exactly the source it recorded: never an archive run without its archive
+            # (it must not fall back to anything else), never a git run without a URL.
+            models.CheckConstraint(condition=~Q(source_kind="archive") | Q(archive__isnull=False),
+                                   name="archive_run_has_archive"),
+            models.CheckConstraint(condition=~Q(source_kind="git") | ~Q(git_url=""), name="git_run_has_url"),
+        ]
         indexes = [models.Index(fields=["project", "-number"])]
         ordering = ["-number"]
 

@@ -20,6 +20,7 @@ from migrator.projects.errorlines import failing_lines
 from migrator.projects.forms import LiveForm, LogForm, RerunForm, StageChoiceForm
 from migrator.projects.logs import log_tail, read_log_from, stream_log
 from migrator.projects.models import Run, Stage
+from migrator.projects.queueing import queue_down_message, queue_is_down, with_retry_after
 from migrator.projects.stage_panels import panel_context as stage_panel_context
 from migrator.projects.verdict import verdict_of
 from worker.dispatch import start_run
@@ -145,6 +146,9 @@ def run_rerun(request: HttpRequest, run_id: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Choose a stage to re-run from.")
         return redirect(run)
+    if queue_is_down():
+        page = render(request, "projects/queue_down.html", {"message": queue_down_message(), "back": run.get_absolute_url()})
+        return with_retry_after(page)
     try:
         new = actions.create_rerun(run, user=request.user, from_stage=form.cleaned_data["from_stage"])
     except actions.ActionError as exc:

@@ -16,8 +16,10 @@ from migrator.projects import actions
 from migrator.projects.access import get_project_or_404, projects_for, teams_for
 from migrator.projects.constants import SourceKind
 from migrator.projects.forms import NewProjectForm, SettingsForm, StartRunForm
+from migrator.projects.models import Project
 from migrator.projects.overview import project_rows
 from migrator.projects.progress import progress_chart
+from migrator.projects.queueing import queue_down_message, queue_is_down, with_retry_after
 from migrator.projects.settings_form import ProjectSettingsForm, initial_values
 from migrator.projects.uploads import LimitedUploadHandler
 from worker.dispatch import start_run
@@ -61,14 +63,16 @@ def _project_create(request: HttpRequest) -> HttpResponse:
         projects = projects_for(request.user).select_related("team")
         return render(request, "projects/list.html", {"projects": projects, "form": form}, status=400)
     data = form.cleaned_data
+    if queue_is_down():
+        form.add_error(None, queue_down_message())
+        page = render(request, "projects/list.html", {"projects": projects_for(request.user), "form": form})
+        return with_retry_after(page)
     try:
-        project = actions.create_project(
-            data["team"], data["name"], user=request.user, git_url=data["git_url"], git_ref=data["git_ref"]
+        upload = data["archive"] or None
+        run = actions.create_project_and_run(
+            data["team"], data["name"], user=request.user, git_url=data["git_url"], git_ref=data["git_ref"],
+            upload=upload, upload_name=upload.name if upload else "",
         )
-        archive = None
-        if data["archive"]:
-            archive = actions.store_archive(project, data["archive"], data["archive"].name, request.user)
-        run = actions.create_run(project, user=request.user, archive=archive)
     except actions.ActionError as exc:
         form.add_error(None, str(exc))
         return render(request, "projects/list.html", {"projects": projects_for(request.user), "form": form}, status=400)
@@ -76,18 +80,21 @@ def _project_create(request: HttpRequest) -> HttpResponse:
     return redirect(run)
 
 
-@login_required
-@require_GET
-def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = get_project_or_404(request.user, project_id)
+def _detail_page(request: HttpRequest, project: Project, form: StartRunForm | None = None) -> HttpResponse:
     runs = project.runs.select_related("archive").order_by("-number")
     page = Paginator(runs, 25).get_page(request.GET.get("page"))
     context = {
-        "project": project, "page": page, "form": StartRunForm(initial={"ref": project.git_ref}),
+        "project": project, "page": page, "form": form or StartRunForm(initial={"ref": project.git_ref}),
         "archives": project.archives.all()[:5], "is_git": project.source_kind == SourceKind.GIT,
         "progress_chart": progress_chart(project),
     }
     return render(request, "projects/detail.html", context)
+
+
+@login_required
+@require_GET
+def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
+    return _detail_page(request, get_project_or_404(request.user, project_id))
 
 
 @csrf_exempt  # see project_create
@@ -105,14 +112,13 @@ def _run_start(request: HttpRequest, project_id: int) -> HttpResponse:
     if _upload_too_large(request) or not form.is_valid():
         messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs) or "invalid input")
         return redirect(project)
+    if queue_is_down():
+        messages.error(request, queue_down_message())
+        return with_retry_after(_detail_page(request, project, form))
+    data = form.cleaned_data
     try:
-        archive = None
-        if form.cleaned_data["archive"]:
-            upload = form.cleaned_data["archive"]
-            archive = actions.store_archive(project, upload, upload.name, request.user)
-        run = actions.create_run(
-            project, user=request.user, archive=archive, ref=form.cleaned_data["ref"],
-            pr_url=form.cleaned_data["pr_url"],
+        run = actions.store_archive_and_create_run(
+            project, user=request.user, upload=data["archive"] or None, ref=data["ref"], pr_url=data["pr_url"],
         )
     except actions.ActionError as exc:
         messages.error(request, str(exc))

@@ -3,16 +3,24 @@
 Only transient failures (5xx, 429, connection errors, time-outs) are retried, with exponential
 back-off and a small maximum; any other answer is final. Nothing here raises for HTTP trouble:
 every call returns a ``HostAnswer`` that the caller records.
+
+Every URL, and every redirect target, goes through the ``HostPolicy`` (configured API bases only,
+no inside addresses) and is connected to at the address that was checked. Only the status line of
+a failed answer is kept: a response body never reaches the run or report pages.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import httpx
 
+from migrator.lib.hostguard import HostPolicy, HostRefused, Pinned
+
 MAX_ATTEMPTS = 3
+MAX_REDIRECTS = 3
+REDIRECT_STATUSES = frozenset({307, 308})  # method-keeping redirects; others are final answers
 BACKOFF_S = 0.5  # 0.5 s, 1 s, ... between attempts
 TIMEOUT_S = 10.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -36,6 +44,7 @@ class HostClient:
     token: str
     backoff_s: float = BACKOFF_S
     max_attempts: int = MAX_ATTEMPTS
+    policy: HostPolicy = field(default_factory=HostPolicy)
 
     def headers(self) -> dict[str, str]:
         if self.kind == "gitlab":
@@ -49,23 +58,46 @@ class HostClient:
     def request(self, method: str, path: str, payload: dict[str, object]) -> HostAnswer:
         url = self.api_url.rstrip("/") + path
         answer = HostAnswer(ok=False, url=url)
-        with httpx.Client(timeout=TIMEOUT_S, headers=self.headers()) as client:
+        # No proxies from the environment: the connection must go to the address that was checked.
+        with httpx.Client(timeout=TIMEOUT_S, headers=self.headers(), trust_env=False) as client:
             for attempt in range(1, self.max_attempts + 1):
                 answer.attempts = attempt
-                if _attempt(client, method, url, payload, answer):
+                if _attempt(client, self.policy, method, url, payload, answer):
                     return answer
                 if attempt < self.max_attempts:
                     time.sleep(self.backoff_s * 2 ** (attempt - 1))
         return answer
 
 
-def _attempt(client: httpx.Client, method: str, url: str, payload: dict[str, object], answer: HostAnswer) -> bool:
-    """One try; True when the answer is final (success or a non-retryable status)."""
+def _send(client: httpx.Client, pinned: Pinned, method: str, payload: dict[str, object]) -> httpx.Response:
+    """The request to the checked address, with the real host name for the Host header and TLS."""
+    target = httpx.URL(pinned.url).copy_with(host=pinned.address)
+    host_header = httpx.URL(pinned.url).netloc.decode("ascii")
+    return client.request(method, target, json=payload, headers={"Host": host_header},
+                          extensions={"sni_hostname": pinned.host})
+
+
+def _follow(client: httpx.Client, policy: HostPolicy, method: str, url: str, payload: dict[str, object]) -> httpx.Response:
+    """Send, following up to ``MAX_REDIRECTS`` method-keeping redirects, each target checked again."""
+    for _hop in range(MAX_REDIRECTS + 1):
+        response = _send(client, policy.pin(url), method, payload)
+        location = response.headers.get("Location")
+        if response.status_code not in REDIRECT_STATUSES or not location:
+            return response
+        url = str(httpx.URL(url).join(location))
+    raise HostRefused(f"more than {MAX_REDIRECTS} redirects")
+
+
+def _attempt(client: httpx.Client, policy: HostPolicy, method: str, url: str, payload: dict[str, object],
+             answer: HostAnswer) -> bool:
+    """One try; True when the answer is final (success, a refused URL or a non-retryable status)."""
     try:
-        response = client.request(method, url, json=payload)
+        response = _follow(client, policy, method, url, payload)
+    except HostRefused as exc:
+        answer.error, answer.http_status = f"not sent: {exc}"[:500], None
+        return True
     except httpx.HTTPError as exc:
-        answer.error = f"{type(exc).__name__}: {exc}"[:500]
-        answer.http_status = None
+        answer.error, answer.http_status = _describe(exc), None
         return False
     answer.http_status = response.status_code
     if response.is_success:
@@ -76,8 +108,15 @@ def _attempt(client: httpx.Client, method: str, url: str, payload: dict[str, obj
             body = None
         answer.body = body if isinstance(body, dict) else None
         return True
-    answer.error = f"HTTP {response.status_code}: {response.text[:300]}"
+    answer.error = f"HTTP {response.status_code} {response.reason_phrase}".strip()[:100]  # never the body
     return response.status_code not in RETRY_STATUSES
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    """Connection trouble as the operating system words it; never what a non-HTTP server sent back."""
+    if isinstance(exc, httpx.TransportError) and not isinstance(exc, httpx.ProtocolError):
+        return f"{type(exc).__name__}: {exc}"[:300]
+    return f"{type(exc).__name__}: the host did not answer with valid HTTP"
 
 
 # Commit statuses have no "neutral" on either host: a partial run is a success whose description

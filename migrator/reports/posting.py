@@ -12,6 +12,7 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.urls import reverse
 
+from migrator.integrations.hostpolicy import host_policy
 from migrator.integrations.models import ProjectIntegration
 from migrator.projects.constants import FINAL_RUN_STATES
 from migrator.projects.models import Run
@@ -27,7 +28,8 @@ log = logging.getLogger(__name__)
 
 def client_for(integration: ProjectIntegration) -> hostapi.HostClient:
     backoff = float(getattr(django_settings, "MIGRATOR_HOST_BACKOFF_S", hostapi.BACKOFF_S))
-    return hostapi.HostClient(integration.host_kind, integration.api_url, integration.host_token, backoff_s=backoff)
+    return hostapi.HostClient(integration.host_kind, integration.api_url, integration.host_token, backoff_s=backoff,
+                              policy=host_policy())
 
 
 def _record(run: Run, kind: str, phase: str, answer: hostapi.HostAnswer) -> StatusPost:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings as django_settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -23,5 +24,14 @@ def runner_list(request: HttpRequest) -> HttpResponse:
     rows = [(runner, by_worker.get(runner.name, [])) for runner in runners]
     waiting_rocm = Stage.objects.filter(rocm_queues(), state=StageState.QUEUED, queued_at__isnull=False).count()
     rocm_online = [r for r in runners if r.profile == Runner.Profile.ROCM and r.online]
-    context = {"rows": rows, "waiting_rocm": waiting_rocm, "visible": visible, "rocm_online": rocm_online}
+    context = {"rows": rows, "waiting_rocm": waiting_rocm, "visible": visible, "detection": detection_times(),
+               "rocm_online": rocm_online}
     return render(request, "runners/list.html", context)
+
+
+def detection_times() -> dict[str, int]:
+    """How long a dead worker's stage stays "running" at most: the heartbeat limit, plus up to one
+    sweep interval before the sweep looks again."""
+    stale = int(django_settings.MIGRATOR_HEARTBEAT_STALE_S)
+    sweep = int(django_settings.MIGRATOR_SWEEP_INTERVAL_S)
+    return {"stale_s": stale, "sweep_s": sweep, "worst_s": stale + sweep}

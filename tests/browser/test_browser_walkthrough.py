@@ -90,7 +90,9 @@ def test_a_user_walks_from_a_failure_to_a_new_notebook_entry(page, live_server, 
     # Back on the failing stage, add a notebook entry from a log line.
     page.goto(f"{base}/runs/{failed_run.pk}/?stage=compile")
     page.click("details.error-lines summary")
-    page.locator("details.error-lines a", has_text="add to notebook").first.click()
+    # the failing line, not one of HIP 6.4's nodiscard warnings listed beside it
+    error_line = page.locator("details.error-lines li", has_text="cudaFooBarBaz").first
+    error_line.locator("a", has_text="add to notebook").click()
     page.wait_for_selector("#entry-form")
     assert "cudaFooBarBaz" in page.input_value("#id_signatures")
     page.fill("#id_title", "cudaFooBarBaz is our own wrapper, port it by hand")

@@ -63,7 +63,7 @@ def test_an_unreachable_repository_fails_fetch_clearly(celery_worker_process, te
     start_run(run)
     run = wait_for(lambda: _finished(run), timeout=60)
     assert run.state == RunState.FAILED
-    assert run.stages.get(name="fetch").summary.startswith("git: repository unreachable")
+    assert run.stages.get(name="fetch").summary.startswith("repository unreachable")
     assert run.stages.get(name="scan").summary == "skipped: fetch failed"
 
 

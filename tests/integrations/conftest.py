@@ -10,4 +10,8 @@ def deliveries_processed_inline(request, monkeypatch):  # type: ignore[no-untype
         return
     from migrator.integrations import actions
 
-    monkeypatch.setattr(actions, "queue_delivery", lambda pk: actions.start_delivery_run(pk))
+    def inline(pk: int) -> bool:
+        actions.start_delivery_run(pk)
+        return True  # handed over, as a publish to the broker would be
+
+    monkeypatch.setattr(actions, "queue_delivery", inline)

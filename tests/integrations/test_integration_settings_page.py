@@ -10,7 +10,8 @@ from migrator.projects import actions
 pytestmark = pytest.mark.django_db
 
 
-def test_it_saves_settings_and_keeps_secrets_left_empty(alice_client: Client, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_it_saves_settings_and_keeps_secrets_left_empty(alice_client: Client, team_user, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.MIGRATOR_ALLOWED_HOST_API_BASES = [*settings.MIGRATOR_ALLOWED_HOST_API_BASES, "https://git.example.com/api/v4"]
     project = actions.create_project(team_user[1], "demo", user=None, git_url="https://github.com/acme/demo.git")
     url = f"/projects/{project.pk}/integration"
     page = alice_client.get(url)
@@ -22,10 +23,10 @@ def test_it_saves_settings_and_keeps_secrets_left_empty(alice_client: Client, te
     integration = ProjectIntegration.objects.get(project=project)
     assert len(integration.webhook_secret) == 48 and integration.host_token == "tok-1"
     assert integration.webhook_secret.encode() in response.content  # shown once, right after generating
-    form |= {"host_token": "", "generate_webhook_secret": "", "host_api_url": "http://127.0.0.1:9/api"}
+    form |= {"host_token": "", "generate_webhook_secret": "", "host_api_url": "https://git.example.com/api/v4"}
     alice_client.post(url, form)
     kept = ProjectIntegration.objects.get(project=project)
-    assert (kept.host_token, kept.webhook_secret, kept.api_url) == ("tok-1", integration.webhook_secret, "http://127.0.0.1:9/api")
+    assert (kept.host_token, kept.webhook_secret, kept.api_url) == ("tok-1", integration.webhook_secret, "https://git.example.com/api/v4")
     assert b"tok-1" not in alice_client.get(url).content
 
 

@@ -30,6 +30,8 @@ def host() -> Iterator[FakeHost]:
 @pytest.fixture
 def project(team_user, settings, host: FakeHost) -> Project:  # type: ignore[no-untyped-def]
     settings.MIGRATOR_HOST_BACKOFF_S = 0.01
+    settings.MIGRATOR_ALLOWED_HOST_API_BASES = [host.url]  # the local fake, as an administrator would allow it
+    settings.MIGRATOR_HOST_API_TRUSTED_NETWORKS = ["127.0.0.0/8"]
     project = actions.create_project(team_user[1], "demo", user=None, git_url="https://github.com/acme/demo.git")
     ProjectIntegration.objects.create(project=project, host_token="tok-123", host_api_url=host.url)
     return project

@@ -1,11 +1,11 @@
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from worker.runner.classify import classify_failure, classify_output
 from worker.runner.execute import run_command
+from worker.toolchain.roots import select_root
+from worker.toolchain.sandbox import Sandbox, SandboxLimits
 
 HIP_SOURCE = r"""
 #include <hip/hip_runtime.h>
@@ -25,16 +25,19 @@ int main() {
 """
 
 @pytest.fixture(scope="module")
-def hip_binary(tmp_path_factory) -> Path:
+def hip_binary(tmp_path_factory) -> tuple[Sandbox, Path]:
     work = tmp_path_factory.mktemp("hip")
     (work / "probe.hip").write_text(HIP_SOURCE)
-    env = {**os.environ, "HIP_PLATFORM": "amd"}
-    subprocess.run(["hipcc", "--offload-arch=gfx90a", "probe.hip", "-o", "probe"], cwd=work, env=env, check=True)
-    return work / "probe"
+    box = Sandbox(select_root(), work)
+    built = box.run(["hipcc", "--offload-arch=gfx90a", "probe.hip", "-o", "probe"], limits=SandboxLimits(300))
+    assert built.ok, built.process.output
+    return box, work / "probe"
 
 
 def test_a_real_hip_binary_without_an_amd_gpu_is_classified_no_device(hip_binary):
-    done = run_command([str(hip_binary)], hip_binary.parent, None, 60, 100_000)
+    box, binary = hip_binary
+    argv = box.command(["./probe"], "/workspace", SandboxLimits(60, memory_mb=0), {})
+    done = run_command(argv, binary.parent, {"PATH": "/usr/bin:/bin"}, 60, 100_000)
     assert done.exit_code == 1
     assert "hipErrorInvalidDevice" in done.stderr or "hipErrorNoDevice" in done.stderr
     kind = classify_failure(done.output, done.exit_code, done.signal, done.timed_out)

@@ -13,7 +13,7 @@ def test_rocm_heartbeat_names_host_queues_toolchain_and_fake_gpus(monkeypatch):
     beat = build_heartbeat("rocm", ["rocm"])
     assert beat["pid"] == os.getpid() and beat["host"] and beat["queues"] == ["rocm"]
     assert [g["arch"] for g in beat["gpus"]] == ["gfx90a", "gfx942"] and beat["gpus_fake"]
-    assert beat["toolchain"]["hipconfig"] and beat["toolchain"]["hipcc"]  # hipcc is installed here
+    assert beat["toolchain"]["toolchain"] == "rocm-6.4" and beat["toolchain"]["hip"].startswith("6.4")
     assert datetime.datetime.fromisoformat(beat["time"]).tzinfo is not None
 
 

@@ -6,6 +6,7 @@ from worker.runner.reference import (
     defines_main,
     find_translation_units,
 )
+from worker.toolchain.sandbox import Sandbox
 
 KERNEL = r"""
 #include "kernel.h"
@@ -43,7 +44,7 @@ def test_units_skip_excluded_folders_and_main_is_found(tmp_path):
 def test_nvcc_builds_the_original_sources_per_unit_and_links_main(tmp_path):
     tree = _tree(tmp_path / "src-tree")
     settings = ProjectSettings(defines=("SCALE=3",))
-    result = build_cuda_reference(tree, tmp_path / "ref", settings, arch="sm_90")
+    result = build_cuda_reference(tree, tmp_path / "ref", settings, Sandbox(None, tmp_path), arch="sm_90")
     assert result.ok, result.error + "".join(r.output for r in result.compiles + result.links)
     assert result.executables == ["vecadd"] and result.arch == "sm_90"
     assert [r.target for r in result.compiles] == ["src/kernel.cu", "src/vecadd.cu"]
@@ -55,6 +56,6 @@ def test_a_compile_error_is_a_failed_result_with_the_message(tmp_path):
     tree = tmp_path / "src-tree"
     tree.mkdir()
     (tree / "kernel.cu").write_text("__global__ void add( {\n")
-    result = build_cuda_reference(tree, tmp_path / "ref", ProjectSettings(), arch="sm_90")
+    result = build_cuda_reference(tree, tmp_path / "ref", ProjectSettings(), Sandbox(None, tmp_path), arch="sm_90")
     assert not result.ok and "kernel.cu" in result.error
     assert result.links == [] and "error" in result.compiles[0].output

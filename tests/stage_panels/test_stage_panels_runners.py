@@ -18,14 +18,14 @@ def test_runners_page_shows_gpus_and_toolchain_as_reported(alice_client, monkeyp
     assert "0: fake gfx90a <code>gfx90a</code>" in row and "1: fake gfx942 <code>gfx942</code>" in row
     assert "fake GPUs" in row and "via fake" in row
     toolchain = info["build_toolchain"]
-    assert f"hipcc <code>{info['toolchain']['hipcc']}</code>" in row
-    assert f"ROCM_PATH <code>{toolchain['rocm_path']}</code>" in row
-    missing = next(lib for lib in toolchain["libraries"] if not lib["installed"])
-    assert f"{missing['name']} <span class=\"muted\">(install {missing['package']})</span>" in row
+    assert f"toolchain <strong>rocm-6.4</strong>: HIP <code>{toolchain['hipcc_version']}</code>" in row
+    assert "gfx90a" in row and "sandbox: bubblewrap over the toolchain root" in row
+    assert "✘ RCCL <span class=\"muted\">(not in this toolchain; package librccl-dev)</span>" in row
+    assert "<code>libamdhip64-dev</code> 6.4" in row  # the root's package manifest
 
 
 def test_runners_page_says_when_toolchain_detection_failed(alice_client) -> None:  # type: ignore[no-untyped-def]
     register("cpu-1@host", "cpu", ["cpu"], {"host": "h", "gpus": [], "gpu_note": "CPU worker", "toolchain": {},
                                              "build_toolchain": {"error": "<b>boom</b>"}})
     page = alice_client.get(reverse("runners:list")).content.decode()
-    assert "toolchain detection failed: &lt;b&gt;boom&lt;/b&gt;" in page and "CPU worker" in page
+    assert "no ROCm toolchain: &lt;b&gt;boom&lt;/b&gt;" in page and "CPU worker" in page

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def translated_run(team_user, only_stages):  # type: ignore[no-untyped-def]
     only_stages("fetch", "scan", "hipify")
-    run = run_project(team_user, translation_project())
+    run = run_project(team_user, translation_project(), {"target_hip_version": "5.2"})
     assert run.stages.get(name="hipify").state == "passed"
     return run
 

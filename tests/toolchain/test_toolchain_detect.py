@@ -8,22 +8,29 @@ from worker.toolchain.link import inferred_libraries
 from worker.toolchain.sources import detect_cxx_std, scan_tree
 
 
-def test_it_finds_debians_hipcc_and_rocm_layout() -> None:
+def test_it_describes_the_toolchain_root_from_its_own_files() -> None:
     toolchain = detect_toolchain()
     data = toolchain.to_dict()
-    assert data["hipcc"] == "/usr/bin/hipcc" and data["available"] is True
-    assert str(data["hipcc_version"]).startswith("5.2") and str(data["clang_version"]).startswith("15")
+    assert data["name"] == "rocm-6.4" and data["available"] is True and data["hipcc"] == "/usr/bin/hipcc"
+    assert str(data["hipcc_version"]).startswith("6.4") and toolchain.hip_version == "6.4"
+    assert str(data["clang_version"]).startswith("21.") and data["clang"] == "/usr/lib/llvm-21/bin/clang++"
     assert (data["rocm_path"], data["hip_platform"]) == ("/usr", "amd")
-    assert detect_toolchain() is toolchain  # cached per process
+    assert {"gfx90a", "gfx942", "gfx1100"} <= set(toolchain.offload_targets)
+    packages = dict(toolchain.packages)
+    assert packages["hipcc"].startswith("7.0") and packages["libamdhip64-dev"].startswith("6.4")
 
 
-def test_it_lists_installed_and_missing_rocm_libraries_with_packages() -> None:
+def test_it_lists_the_libraries_the_root_holds_and_rccl_as_absent() -> None:
     libraries = {lib.name: lib for lib in detect_toolchain().libraries}
-    assert libraries["hipRAND"].installed and libraries["hipRAND"].library_found.endswith("libhiprand.so")
-    assert libraries["rocPRIM"].installed  # header-only
-    assert not libraries["MIOpen"].installed and libraries["MIOpen"].package == "miopen-hip-dev"
-    assert not libraries["hipBLAS"].installed and libraries["hipBLAS"].package == "libhipblas-dev"
-    assert libraries["RCCL"].rocm_package == "rccl-dev"
+    for name in ("hipBLAS", "hipBLASLt", "hipSOLVER", "hipFFT", "hipSPARSE", "hipRAND", "hipCUB", "rocThrust", "MIOpen"):
+        assert libraries[name].installed, name
+    assert libraries["hipBLAS"].library_found == "/usr/lib/x86_64-linux-gnu/libhipblas.so"
+    assert not libraries["RCCL"].installed and libraries["RCCL"].rocm_package == "rccl-dev"
+
+
+def test_an_unknown_toolchain_is_reported_not_guessed() -> None:
+    toolchain = detect_toolchain("rocm-9.9")
+    assert not toolchain.available and "rocm-9.9" in toolchain.error and "rocm-6.4" in toolchain.error
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -53,3 +60,28 @@ def test_it_takes_the_dialect_from_nvcc_flags_else_defaults_to_cxx17(tmp_path: P
 def test_it_infers_rocm_libraries_from_translated_includes(tmp_path: Path) -> None:
     write(tmp_path, {"r.hip": "#include <hiprand/hiprand.h>\n#include <hipsparse/hipsparse.h>\n#include <hipcub/hipcub.hpp>\n"})
     assert inferred_libraries(tmp_path) == ["hiprand", "hipsparse"]
+
+
+def test_an_unpacked_official_rocm_image_can_be_registered_as_a_toolchain(tmp_path: Path) -> None:
+    import subprocess
+
+    from worker.toolchain.roots import discover_roots
+
+    image = tmp_path / "unpacked"
+    (image / "opt/rocm/bin").mkdir(parents=True)
+    (image / "opt/rocm/include/hip").mkdir(parents=True)
+    (image / "etc").mkdir()
+    (image / "etc/passwd").write_text("root:x:0:0::/root:/bin/sh\n")
+    (image / "opt/rocm/bin/hipcc").write_text("#!/bin/sh\n")
+    (image / "opt/rocm/bin/hipcc").chmod(0o755)
+    (image / "opt/rocm/include/hip/hip_version.h").write_text(
+        "#define HIP_VERSION_MAJOR 6\n#define HIP_VERSION_MINOR 4\n#define HIP_VERSION_PATCH 43482\n"
+        "hipError_t hipMalloc(void**, size_t);\n")
+    store = tmp_path / "store"
+    root_dir = Path(__file__).resolve().parents[2]
+    subprocess.run([str(root_dir / "scripts/toolchain-root"), "register", "rocm-6.4-image", str(image)], check=True,
+                   env={"PATH": "/usr/bin:/bin", "MIGRATOR_TOOLCHAIN_DIR": str(store)}, capture_output=True)
+    [root] = discover_roots(store)
+    assert (root.name, root.hip_version, root.suite) == ("rocm-6.4-image", "6.4.43482", "image")
+    assert root.clang == "/opt/rocm/llvm/bin/clang++" and root.rocm_path == "/opt/rocm"
+    assert "hipMalloc" in root.declared_identifiers() and not image.exists()

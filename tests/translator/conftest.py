@@ -16,3 +16,12 @@ from translator import TranslateOptions
 def hip52() -> TranslateOptions:
     """Pinned target so expectations do not depend on the machine's HIP."""
     return TranslateOptions(target_hip_version="5.2")
+
+
+@pytest.fixture(autouse=True)
+def _private_rule_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line keeps rule tables under $XDG_CACHE_HOME: never the real one in tests."""
+    from translator import rulecache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setattr(rulecache, "_directory", None)

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+from tests.translator.toolchain import include_dir
 from translator import TranslateOptions, translate_source
 from translator.guards import INCLUDE_GUARDS
 
@@ -73,9 +73,10 @@ def test_it_evaluates_version_tests_against_the_assumed_cuda_version() -> None:
     assert text.startswith("#if 12040 >= 12040\n")
 
 
-def test_every_hip_guard_it_emits_is_defined_by_the_installed_hip() -> None:
+def test_every_hip_guard_it_emits_is_defined_by_the_toolchain_hip() -> None:
+    include = include_dir()
     defined = set()
-    headers = [*Path("/usr/include/hip").rglob("*.h"), *Path("/usr/include/hiprand").rglob("*.h")]
+    headers = [*(include / "hip").rglob("*.h"), *(include / "hiprand").rglob("*.h")]
     for header in headers:
         defined.update(re.findall(r"^#define\s+(\w+)", header.read_text(errors="replace"), re.MULTILINE))
     assert set(INCLUDE_GUARDS.values()) <= defined

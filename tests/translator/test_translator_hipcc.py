@@ -1,13 +1,11 @@
 """Translated output compiles with the real hipcc (two compiles: chevron and hipLaunchKernelGGL)."""
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.translator.toolchain import hipcc
 from translator import TranslateOptions, translate_source
 
 PROGRAM = """#include <cuda_runtime.h>
@@ -51,20 +49,12 @@ int main() {
 """
 
 
-def hipcc_compile(tmp_path: Path, text: str, name: str) -> subprocess.CompletedProcess[str]:
-    source = tmp_path / name
-    source.write_text(text)
-    env = {**os.environ, "HIP_PLATFORM": "amd"}
-    return subprocess.run(["hipcc", "--offload-arch=gfx90a", "-c", str(source), "-o", str(tmp_path / "out.o")],
-                          capture_output=True, text=True, env=env, timeout=600, check=False)
-
-
-@pytest.mark.skipif(shutil.which("hipcc") is None, reason="hipcc is not installed")
 @pytest.mark.parametrize("launch_style", ["chevron", "ggl"])
-def test_translated_program_compiles_with_hipcc(tmp_path: Path, launch_style: str) -> None:
-    options = TranslateOptions(target_hip_version="5.2", launch_style=launch_style)  # type: ignore[arg-type]
-    result = translate_source(PROGRAM, "", options)
+def test_translated_program_compiles_with_the_toolchain_hipcc(tmp_path: Path, launch_style: str) -> None:
+    options = TranslateOptions(launch_style=launch_style)  # type: ignore[arg-type]
+    result = translate_source(PROGRAM, "program.cu", options)
     assert result.account.unconverted == []
     assert ("hipLaunchKernelGGL" in result.text) == (launch_style == "ggl")
-    done = hipcc_compile(tmp_path, result.text, "program.cpp")
-    assert done.returncode == 0, done.stderr[-3000:]
+    (tmp_path / "program.hip").write_text(result.text)
+    done = hipcc(tmp_path, "program.hip")
+    assert done.ok, done.process.output[-3000:]

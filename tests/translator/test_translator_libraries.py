@@ -22,7 +22,8 @@ void f(float* x) {
 
 def test_it_maps_libraries_to_hip_wrappers(hip52: TranslateOptions) -> None:
     result = translate_source(LIBRARIES, "", hip52)
-    assert result.text == """#include <hipblas.h>
+    assert result.text == """#include <hip/hip_runtime.h>
+#include <hipblas.h>
 #include <hiprand/hiprand.h>
 #include <hipfft/hipfft.h>
 #include <hipsparse.h>
@@ -38,6 +39,14 @@ void f(float* x) {
 }
 """
     assert dict(result.account.converted) == {"library": 15, "header": 6}
+
+
+def test_rocm6_targets_get_library_headers_from_their_folders() -> None:
+    text = translate_source(LIBRARIES, "", TranslateOptions(target_hip_version="6.4")).text
+    assert text.startswith("#include <hip/hip_runtime.h>\n#include <hipblas/hipblas.h>\n#include <hiprand/hiprand.h>\n"
+                           "#include <hipfft/hipfft.h>\n#include <hipsparse/hipsparse.h>\n#include <hipsolver/hipsolver.h>\n")
+    flat = translate_source(LIBRARIES, "", TranslateOptions(target_hip_version="6.4", library_header_folders=False))
+    assert "#include <hipblas.h>\n" in flat.text
 
 
 def test_it_targets_roc_libraries_and_miopen_when_asked() -> None:
@@ -62,7 +71,7 @@ void f(float* in, float* out, int n, ncclComm_t comm, cudaStream_t s) {
 }
 """
     result = translate_source(source, "", hip52)
-    assert result.text == """#include "hip/hip_runtime.h"
+    assert result.text == """#include <hip/hip_runtime.h>
 #include <hipcub/hipcub.hpp>
 #include <rccl/rccl.h>
 void f(float* in, float* out, int n, ncclComm_t comm, hipStream_t s) {

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from tests.translator.toolchain import include_dir
+from translator.includes import ROCM6_HEADERS
 from translator.mapping import DATA_FILE, load_default
-
-HIP_INCLUDE = Path("/usr/include")
 
 
 def test_it_looks_up_runtime_functions_with_family_and_versions() -> None:
@@ -35,13 +34,21 @@ def test_it_records_provenance_and_a_regeneration_command() -> None:
     assert "gen_hip_mappings.py" in provenance["regenerate"]
 
 
-def test_runtime_header_targets_exist_in_the_installed_hip() -> None:
+def test_runtime_header_targets_exist_in_the_toolchain_root() -> None:
+    include = include_dir()
     headers = load_default().headers()
     hip_headers = {m.hip for m in headers.values() if m.hip and m.hip.startswith("hip/")}
     assert {"hip/hip_runtime.h", "hip/hiprtc.h", "hip/hip_fp16.h", "hip/hip_complex.h"} <= hip_headers
-    missing = sorted(h for h in hip_headers if not (HIP_INCLUDE / h).is_file())
-    assert missing == ["hip/hip_math_constants.h"]  # newer than the installed HIP 5.2
+    assert sorted(h for h in hip_headers if not (include / h).is_file()) == []
     assert headers["nvrtc.h"].hip == "hip/hiprtc.h"
+
+
+def test_rocm6_header_folders_exist_in_the_toolchain_root() -> None:
+    include = include_dir()
+    installed = {"hipblas", "hipsparse", "hipsolver", "hipblaslt", "rocblas", "hipfft"}
+    for folder in ROCM6_HEADERS.values():
+        if folder.split("/")[0] in installed or folder.startswith("hip/"):
+            assert (include / folder).is_file(), folder
 
 
 def test_it_loads_cached() -> None:

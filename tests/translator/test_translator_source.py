@@ -44,7 +44,7 @@ void go(int* p, float* f, cudaStream_t s) {
 }
 """
     result = translate_source(source, "", TranslateOptions(target_hip_version="5.2", launch_style="ggl"))
-    assert result.text == """#include "hip/hip_runtime.h"
+    assert result.text == """#include <hip/hip_runtime.h>
 __global__ void k(int* p) {}
 template <typename T> __global__ void t(T* p, int n) {}
 void go(int* p, float* f, hipStream_t s) {
@@ -69,7 +69,7 @@ float timed(cudaStream_t* s) {
 }
 """
     result = translate_source(source, "", hip52)
-    assert result.text == """#include "hip/hip_runtime.h"
+    assert result.text == """#include <hip/hip_runtime.h>
 #include <hip/hip_runtime_api.h>
 float timed(hipStream_t* s) {
   hipStreamCreateWithFlags(s, hipStreamNonBlocking);
@@ -124,7 +124,8 @@ __device__ cuFloatComplex twice(cuFloatComplex z, __half h, __nv_bfloat16 b) {
 }
 """
     result = translate_source(source, "", hip52)
-    assert result.text == """#include <hip/hip_fp16.h>
+    assert result.text == """#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
 #include <hip/hip_bfloat16.h>
 #include <hip/hip_complex.h>
 __device__ hipFloatComplex twice(hipFloatComplex z, __half h, hip_bfloat16 b) {

@@ -54,7 +54,7 @@ def test_it_fails_clearly_when_the_external_engine_is_missing(tmp_path: Path, mo
     ctx, _, _ = make_context(tmp_path, hipify_engine="hipify-clang")
     result = hipify.run(ctx)
     assert result.outcome == "failed"
-    assert "hipify-clang is not installed" in result.summary
+    assert "hipify-clang is not in the toolchain rocm-6.4" in result.summary
 
 
 def test_it_fails_without_a_source_tree(tmp_path: Path) -> None:

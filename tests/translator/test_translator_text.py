@@ -1,6 +1,7 @@
 """Words, comments, string literals and includes."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from translator import TranslateOptions, translate_source
@@ -13,17 +14,27 @@ def test_it_keeps_partial_words(hip52: TranslateOptions) -> None:
     assert not result.account.changed
 
 
-def test_it_leaves_comments_and_string_literals_alone(hip52: TranslateOptions) -> None:
-    source = '''void f(float** p) {
+STRINGS = '''void f(float** p) {
   // cudaMalloc allocates; see cudaFree
   /* cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice); */
   const char* msg = "cudaMalloc failed: cudaErrorMemoryAllocation";
-  char q = '"'; cudaMalloc(p, 4); const char* e = "\\"cudaFree\\"";
+  char q = '"'; cudaMalloc(p, 4); const char* e = "\\"cudaFree\\" cudaMallocs:cudaFree";
 }
 '''
-    result = translate_source(source, "", hip52)
-    assert result.text == '#include "hip/hip_runtime.h"\n' + source.replace("cudaMalloc(p, 4)", "hipMalloc(p, 4)")
-    assert result.account.converted == {"memory": 1}
+
+
+def test_it_translates_whole_words_of_string_literals_and_leaves_comments(hip52: TranslateOptions) -> None:
+    result = translate_source(STRINGS, "", hip52)
+    expected = STRINGS.replace("cudaMalloc(p, 4)", "hipMalloc(p, 4)").replace(
+        '"cudaMalloc failed: cudaErrorMemoryAllocation"', '"hipMalloc failed: hipErrorOutOfMemory"')
+    assert result.text == '#include <hip/hip_runtime.h>\n' + expected
+    assert result.account.converted == {"memory": 1, "string-literal": 2}
+
+
+def test_it_leaves_string_literals_alone_when_asked(hip52: TranslateOptions) -> None:
+    options = dataclasses.replace(hip52, translate_strings=False)
+    result = translate_source(STRINGS, "", options)
+    assert result.text == '#include <hip/hip_runtime.h>\n' + STRINGS.replace("cudaMalloc(p, 4)", "hipMalloc(p, 4)")
 
 
 def test_it_handles_an_empty_file(hip52: TranslateOptions) -> None:
@@ -41,7 +52,7 @@ def test_it_drops_duplicate_runtime_includes_and_keeps_quote_style(hip52: Transl
 
 def test_it_adds_the_runtime_include_for_runtime_api_use_without_kernels(hip52: TranslateOptions) -> None:
     result = translate_source("#include <vector>\nvoid f() { cudaDeviceReset(); }\n", "main.cpp", hip52)
-    assert result.text == '#include "hip/hip_runtime.h"\n#include <vector>\nvoid f() { hipDeviceReset(); }\n'
+    assert result.text == '#include <hip/hip_runtime.h>\n#include <vector>\nvoid f() { hipDeviceReset(); }\n'
     plain = translate_source("#include <vector>\nint f() { return 1; }\n", "main.cpp", hip52)
     assert not plain.account.changed
 
@@ -64,3 +75,29 @@ int copy(cudaMemcpyKind k) { return k == cudaMemcpyHostToDevice ? cudaSuccess : 
     assert result.account.kept_local == ["cudaMemcpyHostToDevice", "cudaMemcpyHostToHost", "cudaMemcpyKind",
                                          "cudaSuccess"]
     assert result.account.unconverted == []
+
+
+def test_names_hipify_does_not_list_are_not_reported_as_unconverted_api(hip52: TranslateOptions) -> None:
+    source = """#include <cuda_runtime.h>
+bool on_gpu(const at::Tensor& t) { return t.device().type() == at::DeviceType::CUDA; }
+int run() { int cudaResult = 0; CUresult status = CUDA_SUCCESS; return cudaResult + status; }
+"""
+    result = translate_source(source, "run.cpp", hip52)
+    assert result.account.unconverted == []
+    assert [f["name"] for f in result.account.cuda_like] == ["cudaResult"]
+    assert "at::DeviceType::CUDA;" in result.text and "int cudaResult = 0; hipError_t status = hipSuccess;" in result.text
+
+
+def test_the_runtime_include_goes_where_hipify_clang_puts_it(hip52: TranslateOptions) -> None:
+    def placed(source: str, path: str = "k.cu") -> str:
+        return translate_source(source, path, hip52).text
+
+    body = "__global__ void k() {}\n"
+    assert placed("// header comment\n#include <cooperative_groups.h>\n" + body) == (
+        "// header comment\n#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n" + body)
+    assert placed("#pragma once\n#include <stdio.h>\n" + body).startswith(
+        "#pragma once\n#include <hip/hip_runtime.h>\n#include <stdio.h>\n")
+    guarded = "/* guard */\n#ifndef K_CUH\n#define K_CUH\n#include <vector>\n" + body + "#endif  // K_CUH\n"
+    assert placed(guarded, "k.cuh").startswith("/* guard */\n#ifndef K_CUH\n#include <hip/hip_runtime.h>\n#define K_CUH\n")
+    assert placed("/*\n#include <x.h>\n*/\n" + body).startswith("#include <hip/hip_runtime.h>\n/*\n#include <x.h>")
+    assert placed("int plain() { return 1; }\n", "plain.cpp") == "int plain() { return 1; }\n"

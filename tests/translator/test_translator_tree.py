@@ -43,15 +43,16 @@ def test_it_translates_non_utf8_files_keeping_their_bytes(tmp_path: Path) -> Non
     make_tree(tmp_path / "in")
     tree = translate_tree(tmp_path / "in", tmp_path / "out", TranslateOptions(target_hip_version="5.2"))
     data = (tmp_path / "out" / "src" / "latin1.cu").read_bytes()
-    assert data == b'#include "hip/hip_runtime.h"\n// caf\xe9\nvoid f() { hipDeviceReset(); }\n'
+    assert data == b'#include <hip/hip_runtime.h>\n// caf\xe9\nvoid f() { hipDeviceReset(); }\n'
     entry = next(f for f in tree.files if f.path == "src/latin1.cu")
     assert entry.warnings == ["not valid UTF-8: translated with the original bytes kept"]
 
 
-def test_it_keeps_names_the_project_defines_in_another_file(tmp_path: Path) -> None:
+def test_it_keeps_names_the_project_defines_in_an_included_file(tmp_path: Path) -> None:
     make_tree(tmp_path / "in")
     translate_tree(tmp_path / "in", tmp_path / "out", TranslateOptions(target_hip_version="5.2"))
-    assert (tmp_path / "out" / "src" / "use.cu").read_text() == (tmp_path / "in" / "src" / "use.cu").read_text()
+    original = (tmp_path / "in" / "src" / "use.cu").read_text()
+    assert (tmp_path / "out" / "src" / "use.cu").read_text() == "#include <hip/hip_runtime.h>\n" + original
 
 
 def test_it_renames_cu_files_when_asked_and_records_the_map(tmp_path: Path) -> None:

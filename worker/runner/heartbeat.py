@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TypedDict
 
 from worker.runner.gpus import Profile, probe, run_tool
+from worker.toolchain.detect import detect_toolchain
 
 VERSION_TIMEOUT_S = 15.0
 
@@ -50,12 +51,11 @@ def _version(
 
 
 def rocm_toolchain() -> dict[str, str | None]:
-    # hipcc must not pick the NVIDIA platform just because nvcc is on PATH too.
-    env = {**os.environ, "HIP_PLATFORM": "amd"}
-    return {
-        "hipconfig": _version(["hipconfig", "--version"], parse_hipconfig_version, env),
-        "hipcc": _version(["hipcc", "--version"], parse_hipcc_version, env),
-    }
+    """The toolchain root smoke commands run in (read from its files; nothing of the host's)."""
+    toolchain = detect_toolchain()
+    if not toolchain.available:
+        return {"toolchain": None, "hip": None}
+    return {"toolchain": toolchain.name, "hip": toolchain.hipcc_version, "clang": toolchain.clang_version}
 
 
 def cuda_toolchain() -> dict[str, str | None]:

@@ -1,8 +1,11 @@
-"""One smoke command on one leased GPU: lease, run, classify. Shared by the ROCm smoke run
-and the CUDA reference run. Standard library only."""
+"""One smoke command on one leased GPU: lease, run in the sandbox, classify. Shared by the ROCm smoke
+run and the CUDA reference run. Standard library only.
+
+The command never runs on the host: it runs in the sandbox (over the toolchain root on a ROCm
+runner, over the host's read-only system directories on a CUDA runner), with only the leased GPU's
+device files and the lease's variables."""
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +15,7 @@ from worker.runner.execute import Execution, run_command
 from worker.runner.gpus import Gpu, GpuProbe
 from worker.runner.leasing import LeaseTimeout, default_lock_dir, lease_gpu
 from worker.runner.sampling import gpu_memory_sampler
+from worker.toolchain.sandbox import PATH, Sandbox, SandboxLimits, SandboxUnavailable
 
 Log = Callable[[str], None]
 
@@ -48,6 +52,12 @@ class GpuRun:
         }
 
 
+def _sandbox_limits(limits: JobLimits) -> SandboxLimits:
+    # No address-space limit: the GPU runtimes map far more virtual memory than they use.
+    return SandboxLimits(timeout_s=limits.timeout_s, memory_mb=0, processes=4096,
+                         output_bytes=max(limits.output_limit_bytes * 4, 1_000_000))
+
+
 def _classify(execution: Execution, expected_exit: int) -> Classification | None:
     if execution.exit_code == expected_exit and not execution.timed_out:
         return None
@@ -66,6 +76,7 @@ def run_on_gpu(
     cwd: Path,
     probe: GpuProbe,
     limits: JobLimits,
+    sandbox: Sandbox,
     lock_dir: Path | None = None,
     log: Log = lambda text: None,
     cancel: Callable[[], bool] | None = None,
@@ -82,11 +93,14 @@ def run_on_gpu(
         log(f"leased GPU {lease.gpu.index}: {lease.gpu.name} {lease.gpu.arch}{fake}\n")
         log(f"$ {command}\n")
         try:
+            argv = sandbox.command(["/bin/sh", "-c", command], sandbox.inside(cwd), _sandbox_limits(limits),
+                                   lease.env())
             execution = run_command(
-                command, cwd, lease.apply_to(dict(os.environ)), limits.timeout_s,
+                argv, sandbox.workspace, {"PATH": PATH}, limits.timeout_s,
                 limits.output_limit_bytes, gpu_memory_sampler(lease.gpu), cancel=cancel,
             )
-        except OSError as exc:
+            execution.command = command
+        except (OSError, SandboxUnavailable) as exc:
             error = f"could not start the command: {exc}"
             return GpuRun(probe, lease.gpu, lease.env(), None, Classification("failed", None, error), error)
     return GpuRun(probe, lease.gpu, lease.env(), execution, _classify(execution, limits.expected_exit))

@@ -10,13 +10,15 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from translator.tree import link_stays_inside
 from worker.project_settings import ProjectSettings
-from worker.runner.execute import Execution, run_command
+from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 
 TU_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
 BUILD_OUTPUT_LIMIT = 200_000
@@ -60,6 +62,8 @@ def find_translation_units(source_tree: Path, exclude_globs: tuple[str, ...]) ->
         relative = path.relative_to(source_tree).as_posix()
         if path.suffix not in TU_SUFFIXES or not path.is_file():
             continue
+        if path.is_symlink() and not link_stays_inside(path, source_tree):
+            continue  # never compile what a link outside the tree points at
         if any(fnmatch.fnmatch(relative, glob) for glob in exclude_globs):
             continue
         units.append(path.relative_to(source_tree))
@@ -90,31 +94,43 @@ def object_path(build_dir: Path, unit: Path) -> Path:
     return build_dir / "obj" / (unit.as_posix().replace("/", "__") + ".o")
 
 
-def _step(argv: list[str], target: str, cwd: Path, timeout_s: float) -> StepRecord:
+def _step(argv: list[str], target: str, sandbox: Sandbox, cwd: Path, timeout_s: float) -> StepRecord:
+    """One nvcc call, in the sandbox (the host's toolkit read-only, only the workspace writable)."""
+    inside = [_inside_argument(sandbox, arg) for arg in argv]
     try:
-        done: Execution = run_command(argv, cwd, None, timeout_s, BUILD_OUTPUT_LIMIT)
-    except OSError as exc:
+        done = sandbox.run(inside, sandbox.inside(cwd), SandboxLimits(timeout_s=timeout_s, processes=256,
+                                                                    output_bytes=BUILD_OUTPUT_LIMIT))
+    except SandboxUnavailable as exc:
         return StepRecord(target, " ".join(argv), False, 0.0, f"could not start: {exc}")
-    ok = done.exit_code == 0 and not done.timed_out
-    note = f"\n[timed out after {timeout_s:g} s]" if done.timed_out else ""
-    return StepRecord(target, done.command, ok, done.duration_s, (done.stdout + done.stderr).strip() + note)
+    notes = "".join(f"\n[{violation}]" for violation in done.violations)
+    return StepRecord(target, " ".join(argv), done.ok, round(done.process.duration_s, 3),
+                      done.process.output.strip() + notes)
+
+
+def _inside_argument(sandbox: Sandbox, argument: str) -> str:
+    """Workspace paths in an argument (``-I/ws/source``, ``/ws/build/a.o``) as the sandbox sees them."""
+    workspace = str(sandbox.workspace)
+    for prefix in ("-I", "-o", ""):
+        if argument.startswith(prefix + workspace):
+            return prefix + sandbox.inside(argument[len(prefix):])
+    return argument
 
 
 def _compile_all(
-    source_tree: Path, build_dir: Path, settings: ProjectSettings, arch: str, nvcc: str, log: Log
+    source_tree: Path, build_dir: Path, settings: ProjectSettings, arch: str, nvcc: str, log: Log, sandbox: Sandbox
 ) -> list[StepRecord]:
     records = []
     for unit in find_translation_units(source_tree, settings.exclude_globs):
         out = object_path(build_dir, unit)
         argv = [nvcc, arch_flag(arch), *compile_flags(source_tree, settings, unit), "-c", str(source_tree / unit), "-o", str(out)]
-        record = _step(argv, unit.as_posix(), build_dir, settings.compile_timeout_s)
+        record = _step(argv, unit.as_posix(), sandbox, build_dir, settings.compile_timeout_s)
         log(f"nvcc -c {unit.as_posix()}: {'ok' if record.ok else 'FAILED'} ({record.duration_s:.1f} s)\n")
         records.append(record)
     return records
 
 
 def _link_all(
-    source_tree: Path, build_dir: Path, settings: ProjectSettings, arch: str, nvcc: str, log: Log
+    source_tree: Path, build_dir: Path, settings: ProjectSettings, arch: str, nvcc: str, log: Log, sandbox: Sandbox
 ) -> tuple[list[StepRecord], list[str]]:
     units = find_translation_units(source_tree, settings.exclude_globs)
     mains = [u for u in units if defines_main(source_tree / u)]
@@ -124,7 +140,7 @@ def _link_all(
         exe = build_dir / unit.with_suffix("").name
         libs = [f"-l{lib}" for lib in settings.link_libraries]
         argv = [nvcc, arch_flag(arch), str(object_path(build_dir, unit)), *shared, "-o", str(exe), *libs]
-        record = _step(argv, exe.name, build_dir, settings.compile_timeout_s)
+        record = _step(argv, exe.name, sandbox, build_dir, settings.compile_timeout_s)
         log(f"nvcc link {exe.name}: {'ok' if record.ok else 'FAILED'}\n")
         records.append(record)
         if record.ok:
@@ -136,6 +152,7 @@ def build_cuda_reference(
     source_tree: Path | str,
     build_dir: Path | str,
     settings: ProjectSettings,
+    sandbox: Sandbox,
     arch: str = "",
     nvcc: str = "nvcc",
     log: Log = lambda text: None,
@@ -145,14 +162,15 @@ def build_cuda_reference(
     source, build = Path(source_tree).resolve(), Path(build_dir).resolve()
     (build / "obj").mkdir(parents=True, exist_ok=True)
     result = BuildResult(ok=False, arch=arch or "native", build_dir=str(build))
-    result.compiles = _compile_all(source, build, settings, arch, nvcc, log)
+    nvcc = shutil.which(nvcc) or nvcc  # the same path inside: the host's /usr and /opt are bound read-only
+    result.compiles = _compile_all(source, build, settings, arch, nvcc, log, sandbox)
     failed = [r.target for r in result.compiles if not r.ok]
     if not result.compiles:
         result.error = "no CUDA or C++ translation unit found"
     elif failed:
         result.error = f"{len(failed)} translation unit(s) failed to compile: {', '.join(failed[:5])}"
     elif settings.link_target != "none":
-        result.links, result.executables = _link_all(source, build, settings, arch, nvcc, log)
+        result.links, result.executables = _link_all(source, build, settings, arch, nvcc, log, sandbox)
         if any(not r.ok for r in result.links):
             result.error = "linking failed"
     result.ok = not result.error

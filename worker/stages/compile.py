@@ -3,14 +3,16 @@
 Inputs: ``ctx.workspace.hip`` (translated tree from hipify), ``ctx.workspace.source``
 (for mapping diagnostics back to original lines), ``ctx.settings`` (build_mode,
 offload_archs, cxx_std, include_dirs, defines, extra_flags, compile/build limits),
-``ctx.cache_dir`` (object cache shared by the project's runs),
+``ctx.cache_dir`` (object cache shared by the project's runs), ``ctx.settings.toolchain``
+(the toolchain root; every compiler and build command runs in the sandbox over it),
 ``ctx.previous["hipify"]["renames"]`` when present (original -> translated path, as the translator
 records them; inverted here for mapping diagnostics back).
 Outputs: objects under ``ctx.workspace.build/obj`` (per-TU mode) or the project's
 own build tree; data with toolchain, per-file results, diagnostics mapped to
 original lines (capped; all of them in ``artifacts/compile.json``), a per-file
 summary and cache hits/misses. The streamed log is the raw compiler output.
-Fails when the translated tree is missing, hipcc is missing, any TU fails, times
+Fails when the translated tree is missing, no toolchain root is installed, the sandbox cannot
+start (bubblewrap or user namespaces missing: nothing runs unsandboxed), any TU fails, times
 out or crashes the compiler, or (project mode) the sandboxed build fails.
 """
 from __future__ import annotations
@@ -33,11 +35,11 @@ from worker.toolchain.stage_data import (
 def run(ctx: StageContext) -> StageResult:
     if not ctx.workspace.hip.is_dir():
         return StageResult("failed", "No translated tree to compile: the hipify stage did not produce workspace/hip.")
-    toolchain = detect_toolchain()
-    ctx.log(f"hipcc {toolchain.hipcc_version or '(missing)'} (clang {toolchain.clang_version}), "
-            f"ROCM_PATH={toolchain.rocm_path}, HIP_PLATFORM={toolchain.hip_platform}\n")
+    toolchain = detect_toolchain(ctx.settings.toolchain)
     if not toolchain.available:
-        return StageResult.failed("hipcc is not installed on this worker.", toolchain=toolchain.to_dict())
+        return StageResult.failed(f"No ROCm toolchain: {toolchain.error}", toolchain=toolchain.to_dict())
+    ctx.log(f"toolchain {toolchain.name}: HIP {toolchain.hipcc_version}, clang {toolchain.clang_version}, "
+            f"in the sandbox over {toolchain.root} (workspace at /workspace, no network)\n")
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
     if ctx.settings.build_mode == "project":
         return _project_build(ctx, line_map, toolchain.to_dict())
@@ -69,7 +71,8 @@ def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> N
 
 
 def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str, object]) -> StageResult:
-    report = run_project_build(ctx.workspace.root, ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.log)
+    report = run_project_build(ctx.workspace.root, ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.log,
+                               should_stop=ctx.is_cancelled)
     ctx.check_cancelled()
     diagnostics = [diagnostic_data("", d, line_map) for d in report.diagnostics]
     payload: dict[str, object] = {

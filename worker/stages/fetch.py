@@ -62,12 +62,15 @@ def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageR
             log=ctx.log,
         )
     except GitSourceError as exc:
-        return StageResult.failed(f"git: {exc}", kind="git", url=url, ref=ref)
+        ctx.log(f"failed: {exc}\n")
+        return StageResult.failed(str(exc), kind="git", url=url, ref=ref)
     files, size = _count_tree(dest)
     ctx.progress(files, files)
+    removed = [path for path, _target in result.removed_links]
+    note = f"; removed {len(removed)} symbolic link(s) pointing outside the checkout: {', '.join(removed)}" if removed else ""
     return StageResult.passed(
-        f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {counted(files, 'file')} ({_human(size)})",
-        kind="git", url=url, ref=result.ref, commit=result.commit, files=files, bytes=size,
+        f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {counted(files, 'file')} ({_human(size)}){note}"[:500],
+        kind="git", url=url, ref=result.ref, commit=result.commit, files=files, bytes=size, removed_links=removed,
     )
 
 

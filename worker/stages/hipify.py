@@ -6,8 +6,9 @@ Inputs: ``ctx.workspace.source`` (never modified) and the hipify settings
 Outputs: ``ctx.workspace.hip``, a full copy of the source with CUDA-bearing files
 translated; ``artifacts/translation.json`` with the full account; stage data with the
 run totals and compact per-file entries (at most ``MAX_LISTED`` unconverted names each).
-Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not
-installed or fails on any file (the summary counts them). Unconverted identifiers alone do not fail the stage:
+Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not in the
+chosen toolchain root, or fails on any file (the summary gives the count). External engines run only
+in the sandbox over the toolchain root. Unconverted identifiers alone do not fail the stage:
 they are reported (notebook slug ``hipify-unconverted``) for the compile stage to confirm.
 """
 from __future__ import annotations
@@ -17,11 +18,15 @@ import shutil
 from pathlib import Path
 
 from translator import TranslateOptions, TreeAccount, translate_tree
-from translator.external import find_engine, run_engine
+from translator.account import FileAccount
+from translator.external import ENGINES, engine_command, parse_statistics
 from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, is_excluded, walk
 from worker.context import StageContext, StageResult
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
+from worker.toolchain.detect import Toolchain, detect_toolchain
+from worker.toolchain.roots import select_root
+from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 from worker.wording import counted
 
 ACCOUNT_ARTIFACT = "translation.json"
@@ -29,14 +34,25 @@ MAX_LISTED = 20
 
 
 def options_from(ctx: StageContext) -> TranslateOptions:
+    """The translation follows the chosen toolchain: its HIP version and the identifiers its own headers
+    declare decide which names are emitted (a name the root does not declare is reported, not written)."""
     settings = ctx.settings
+    toolchain = detect_toolchain(settings.toolchain)
+    declared = _declared_names(toolchain) if not settings.target_hip_version else None
     return TranslateOptions(
         launch_style=settings.launch_style,
         roc_libraries=settings.roc_libraries,
         rename_cu_to_hip=settings.rename_cu_to_hip,
         exclude_globs=tuple(settings.exclude_globs),
-        target_hip_version=settings.target_hip_version,
+        target_hip_version=settings.target_hip_version or toolchain.hip_version,
+        declared_names=declared,
     )
+
+
+def _declared_names(toolchain: Toolchain) -> frozenset[str] | None:
+    if not toolchain.available:
+        return None
+    return select_root(toolchain.name).declared_identifiers() or None
 
 
 def run(ctx: StageContext) -> StageResult:
@@ -52,14 +68,20 @@ def run(ctx: StageContext) -> StageResult:
                                  is_cancelled=ctx.is_cancelled)
         ctx.check_cancelled()
     else:
-        engine = find_engine(engine_name)
+        toolchain = detect_toolchain(ctx.settings.toolchain)
+        engine = external_engine(toolchain, engine_name)
         if engine is None:
-            return StageResult.failed(f"{engine_name} is not installed (looked on PATH and in $ROCM_PATH/bin); "
-                                      "install it or set the hipify engine to builtin")
-        account = _run_external(ctx, engine, options)
-        failure = engine_failure(engine_name, account)
-        if failure:
-            return StageResult.failed(failure, **_data(ctx, account))
+            return StageResult.failed(f"{engine_name} is not in the toolchain {toolchain.name or '(none)'}; "
+                                      "choose another hipify engine (builtin works everywhere)")
+        try:
+            account = _run_external(ctx, Sandbox(select_root(toolchain.name), ctx.workspace.root), engine, options)
+        except SandboxUnavailable as exc:
+            return StageResult.failed(str(exc))
+        failed = [f for f in account.files if f.status == "failed"]
+        if failed:
+            tried = sum(1 for f in account.files if f.status not in ("copied", "skipped"))
+            return StageResult.failed(f"{engine_name} failed on {len(failed)} of {tried} files "
+                                      f"(first: {failed[0].path})", **_data(ctx, account))
     fixes = apply_build_fixes(ctx)
     data = _data(ctx, account)
     data["build_fixes"] = [fix.to_dict() for fix in fixes]
@@ -69,22 +91,6 @@ def run(ctx: StageContext) -> StageResult:
                f"{counted(converted, 'reference')} converted, {totals['unconverted_total']} left unconverted, "
                f"{counted(len(fixes), 'build-file fix', 'build-file fixes')} applied")
     return StageResult.passed(summary, **data)
-
-
-def engine_failure(engine_name: str, account: TreeAccount) -> str:
-    """Why an external engine's run cannot pass: the files it failed on, counted; empty when none.
-
-    A file the engine failed on stays an untranslated copy, so the stage fails rather than pass
-    with CUDA code silently left behind.
-    """
-    failed = [f.path for f in account.files if f.status == "failed"]
-    if not failed:
-        return ""
-    attempted = sum(1 for f in account.files if f.status not in ("copied", "skipped"))
-    if len(failed) == attempted:
-        return f"{engine_name} failed on every file ({len(failed)})"
-    listed = ", ".join(failed[:5]) + (", ..." if len(failed) > 5 else "")
-    return f"{engine_name} failed on {len(failed)} of {counted(attempted, 'file')} ({listed}); they were left untranslated"
 
 
 def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:
@@ -104,19 +110,27 @@ def _data(ctx: StageContext, account: TreeAccount) -> dict[str, object]:
     return compact
 
 
-def _run_external(ctx: StageContext, engine: Path, options: TranslateOptions) -> TreeAccount:
-    """Copy the tree, then let the engine rewrite each CUDA-bearing file in place of its copy."""
+def external_engine(toolchain: Toolchain, name: str) -> str | None:
+    """The engine's path inside the toolchain root (external engines run only in the sandbox)."""
+    if not toolchain.available or name not in ENGINES:
+        return None
+    inside = f"/usr/bin/{name}"
+    return inside if (Path(toolchain.root) / inside.lstrip("/")).is_file() else None
+
+
+def _run_external(ctx: StageContext, sandbox: Sandbox, engine: str, options: TranslateOptions) -> TreeAccount:
+    """Copy the tree, then let the engine rewrite each CUDA-bearing file of the copy, in the sandbox."""
     source, hip = ctx.workspace.source, ctx.workspace.hip
     if hip.exists():
         shutil.rmtree(hip)
     shutil.copytree(source, hip, symlinks=True)
-    account = TreeAccount(source=str(source), destination=str(hip), engine=engine.name)
+    account = TreeAccount(source=str(source), destination=str(hip), engine=Path(engine).name)
     files = walk(source)
     for index, path in enumerate(files, start=1):
         ctx.check_cancelled()
         relative = path.relative_to(source).as_posix()
         if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not is_excluded(relative, options.exclude_globs):
-            entry = run_engine(engine, path, hip / relative, relative)
+            entry = _translate_one(sandbox, engine, source / relative, hip / relative, relative)
             if options.rename_cu_to_hip and path.suffix == ".cu" and (hip / relative).exists():
                 renamed = (hip / relative).with_suffix(".hip")
                 (hip / relative).rename(renamed)
@@ -125,4 +139,16 @@ def _run_external(ctx: StageContext, engine: Path, options: TranslateOptions) ->
             account.files.append(entry)
             ctx.log(f"{entry.status:<10} {relative}: {entry.converted_total} converted\n")
         ctx.progress(index, len(files))
+    return account
+
+
+def _translate_one(sandbox: Sandbox, engine: str, source: Path, output: Path, relative: str) -> FileAccount:
+    """One file through the external engine, in the sandbox; a failure is reported in the account."""
+    command = engine_command(Path(engine), Path(sandbox.inside(source)), Path(sandbox.inside(output)))
+    done = sandbox.run(command, limits=SandboxLimits(timeout_s=300, processes=64))
+    account = parse_statistics(done.process.output, relative)
+    if not done.ok or not output.exists():
+        account.status = "failed"
+        account.warnings.append(f"{Path(engine).name} exited with {done.process.returncode}"
+                                + "".join(f"; {v}" for v in done.violations))
     return account

@@ -33,7 +33,7 @@ def run(ctx: StageContext) -> StageResult:
     if any(f.get("status") != "passed" for f in files):
         return StageResult.failed("Not linking: some translation units failed to compile.")
     objects = {f["path"]: Path(f["object_path"]) for f in files if f.get("object_path")}
-    toolchain = detect_toolchain()
+    toolchain = detect_toolchain(ctx.settings.toolchain)
     ctx.log(f"linking {len(objects)} objects ({ctx.settings.link_target})\n")
     report = link_objects(objects, ctx.workspace.hip, ctx.workspace.build, ctx.settings, toolchain)
     for target in report.targets:

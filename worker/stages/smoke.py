@@ -28,6 +28,8 @@ from worker.runner.gpus import probe
 from worker.runner.job import GpuRun, JobLimits, run_on_gpu
 from worker.runner.reference import build_cuda_reference
 from worker.runner.reference_reuse import decide_reuse, reference_key
+from worker.toolchain.roots import ToolchainNotFound, select_root
+from worker.toolchain.sandbox import Sandbox
 
 SMOKE_ARTIFACT = "smoke.json"
 REFERENCE_ARTIFACT = "reference.json"
@@ -145,8 +147,12 @@ def run(ctx: StageContext) -> StageResult:
     # Executables are linked into build/bin, named after the file defining main (as the CUDA
     # reference build names them), so "./app --args" works the same on both sides.
     run_dir = build / "bin" if (build / "bin").is_dir() else build
+    try:
+        sandbox = Sandbox(select_root(settings.toolchain), ctx.workspace.root, gpu_devices=True)
+    except ToolchainNotFound as exc:
+        return StageResult.failed(f"no ROCm toolchain root on this runner to run the smoke command in: {exc}")
     job = run_on_gpu(
-        settings.smoke_command, run_dir, found, limits_for(settings), log=ctx.log, cancel=ctx.is_cancelled
+        settings.smoke_command, run_dir, found, limits_for(settings), sandbox, log=ctx.log, cancel=ctx.is_cancelled
     )
     ctx.check_cancelled()  # a cancelled run's process group is already stopped
     await_reference(ctx)
@@ -232,8 +238,9 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     found = probe("cuda")
     arch = found.gpus[0].arch if found.gpus else ""
     ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
+    sandbox = Sandbox(None, ctx.workspace.root, gpu_devices=True)  # the host's CUDA toolkit, read-only
     build = build_cuda_reference(
-        ctx.workspace.source, ctx.workspace.root / REFERENCE_BUILD_DIR, settings, arch, log=ctx.log
+        ctx.workspace.source, ctx.workspace.root / REFERENCE_BUILD_DIR, settings, sandbox, arch, log=ctx.log
     )
     result: dict[str, Any] = {"build": build.to_dict(), "run_id": ctx.run_id,
                               "key": reference_key(settings, source_pin(ctx))}
@@ -241,7 +248,7 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
         result.update(ok=False, summary=f"CUDA reference build failed: {build.error}")
     else:
         job = run_on_gpu(
-            settings.smoke_command, Path(build.build_dir), found, limits_for(settings),
+            settings.smoke_command, Path(build.build_dir), found, limits_for(settings), sandbox,
             log=ctx.log, cancel=ctx.is_cancelled,
         )
         ctx.check_cancelled()

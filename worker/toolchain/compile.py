@@ -1,9 +1,11 @@
-"""Per-translation-unit compile of a translated tree with ``hipcc -c`` (mode 1, the default).
+"""Per-translation-unit compile of a translated tree, each file in the sandbox over the toolchain root.
 
 Every TU (``.cu``/``.hip``, and C/C++ sources with CUDA/HIP content) is compiled
-as HIP for each target in ``settings.offload_archs``, in parallel (a thread pool
-driving one hipcc per TU), each with its own time limit. Objects are cached by
-content (see ``cache.py``), so an unchanged re-run compiles nothing.
+as HIP (``clang++ -x hip``, the toolchain's own driver, called directly so that no
+shell ever sees a file name) for each target in ``settings.offload_archs``, in
+parallel (a thread pool driving one sandboxed compiler per TU), each with its own
+time limit. Objects are cached by content (see ``cache.py``), so an unchanged
+re-run compiles nothing.
 """
 from __future__ import annotations
 
@@ -18,9 +20,11 @@ from typing import Literal
 
 from worker.project_settings import ProjectSettings
 from worker.toolchain.cache import ObjectCache, materialise
-from worker.toolchain.detect import Toolchain, detect_toolchain, hip_environment
+from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import Diagnostic, parse_compiler_output
-from worker.toolchain.runner import ProcessResult, run_process
+from worker.toolchain.roots import select_root
+from worker.toolchain.runner import ProcessResult
+from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 from worker.toolchain.sources import (
     HEADER_SUFFIXES,
     SourceTree,
@@ -83,6 +87,7 @@ class _Plan:
     cache: ObjectCache
     timeout_s: float
     should_stop: Callable[[], bool]
+    sandbox: Sandbox
 
 
 def compile_tree(
@@ -99,25 +104,38 @@ def compile_tree(
 ) -> CompileReport:
     """Compile every TU of ``hip_tree`` into ``build_dir/obj``; ``on_file(result, done, total)`` per file."""
     started = time.monotonic()
-    toolchain = toolchain or detect_toolchain()
+    toolchain = toolchain or detect_toolchain(settings.toolchain)
     if not toolchain.available:
-        return CompileReport([], "", [], 0, 0, 0.0, error="hipcc not found on PATH; install hipcc (Debian) or ROCm")
+        return CompileReport([], "", [], 0, 0, 0.0, error=toolchain.error or "the toolchain root has no hipcc")
     if not hip_tree.is_dir():
         return CompileReport([], "", [], 0, 0, 0.0, error=f"translated tree {hip_tree} does not exist")
+    build_dir.mkdir(parents=True, exist_ok=True)
+    sandbox = workspace_sandbox(toolchain, hip_tree, build_dir)
     tree = scan_tree(hip_tree, settings.exclude_globs, settings.include_dirs)
     cxx_std = settings.cxx_std or detect_cxx_std(*(p for p in (original_tree, hip_tree) if p))
     plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs), toolchain,
-                 ObjectCache(cache_dir), settings.compile_timeout_s, should_stop)
+                 ObjectCache(cache_dir), settings.compile_timeout_s, should_stop, sandbox)
     results = _compile_all(plan, tree.translation_units, jobs or os.cpu_count() or 1, on_file)
     hits = sum(1 for r in results if r.cached)
     misses = sum(1 for r in results if not r.cached and r.status != "cancelled")
     return CompileReport(results, cxx_std, tree.include_dirs, hits, misses, time.monotonic() - started)
 
 
+def workspace_sandbox(toolchain: Toolchain, *paths: Path) -> Sandbox:
+    """A sandbox over the toolchain's root whose workspace holds ``paths`` (their common folder)."""
+    workspace = Path(os.path.commonpath([str(p.resolve()) for p in paths]))
+    return Sandbox(select_root(toolchain.name), workspace)
+
+
+def argument_path(relative: str) -> str:
+    """A tree-relative path as a command argument: never mistaken for an option."""
+    return relative if not relative.startswith("-") else f"./{relative}"
+
+
 def compile_flags(settings: ProjectSettings, cxx_std: str, include_dirs: list[str]) -> list[str]:
     """Flags shared by every TU; paths are tree-relative so objects and cache keys are relocatable."""
     # -fPIC: objects also go into shared libraries; -fno-crash-diagnostics: no reproducers left in /tmp
-    flags = ["-c", f"-std={cxx_std}", "-fPIC", "-fno-color-diagnostics", "-fno-crash-diagnostics"]
+    flags = ["-c", f"-std={cxx_std}", "-O3", "-fPIC", "-fno-color-diagnostics", "-fno-crash-diagnostics"]
     flags += [f"--offload-arch={arch}" for arch in settings.offload_archs]
     flags += [f"-I{d}" for d in include_dirs]
     flags += [d if d.startswith("-D") else f"-D{d}" for d in settings.defines]
@@ -170,14 +188,28 @@ def _compile_one(plan: _Plan, unit: str) -> FileResult:
         materialise(cached.object_path, object_path)
         return FileResult(unit, "passed", time.monotonic() - started, str(object_path),
                           object_path.stat().st_size, True, _diagnostics(plan, cached.output), cached.output)
-    object_path.parent.mkdir(parents=True, exist_ok=True)
+    plan.sandbox.writable_dir(object_path.parent)
     object_path.unlink(missing_ok=True)
-    command = [plan.toolchain.hipcc, *plan.base_flags, "-x", "hip", unit, "-o", str(object_path)]
-    process = run_process(command, plan.tree.root, hip_environment(), plan.timeout_s)
+    command = [plan.toolchain.clang, *plan.base_flags, "-x", "hip", argument_path(unit),
+               "-o", plan.sandbox.inside(object_path)]
+    try:
+        done = plan.sandbox.run(command, plan.sandbox.inside(plan.tree.root), _limits(plan),
+                                should_stop=plan.should_stop)
+    except SandboxUnavailable as exc:
+        return FileResult(unit, "failed", 0.0, output=f"migrator: {exc}\n", command=command)
+    if done.process.stopped:
+        return FileResult(unit, "cancelled", done.process.duration_s, command=command)
+    process = done.process
+    if done.violations and not process.timed_out:
+        process.output += "".join(f"migrator: {v}\n" for v in done.violations)
     result = _file_result(plan, unit, process, object_path, command)
     if result.status == "passed":
         plan.cache.put(key, object_path, process.output)
     return result
+
+
+def _limits(plan: _Plan) -> SandboxLimits:
+    return SandboxLimits(timeout_s=plan.timeout_s, memory_mb=8192, processes=256)
 
 
 def _file_result(plan: _Plan, unit: str, process: ProcessResult, object_path: Path, command: list[str]) -> FileResult:
@@ -197,7 +229,7 @@ def _file_result(plan: _Plan, unit: str, process: ProcessResult, object_path: Pa
 
 
 def _diagnostics(plan: _Plan, output: str) -> list[Diagnostic]:
-    diagnostics = parse_compiler_output(output)
+    diagnostics = parse_compiler_output(output.replace(f"{plan.sandbox.inside(plan.tree.root)}/", ""))
     root = plan.tree.root.resolve()
     for diagnostic in diagnostics:
         diagnostic.file = _tree_relative(root, diagnostic.file)

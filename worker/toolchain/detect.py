@@ -1,22 +1,20 @@
-"""Find the ROCm toolchain (hipcc, clang, ROCM_PATH) and which ROCm libraries are installed.
+"""What a toolchain root holds: compiler and HIP versions, ROCm libraries, GPU targets, packages.
 
-``detect_toolchain()`` is cached per process: it runs ``hipcc --version`` and
-``hipconfig --version`` once (well under a second) and then only stats files.
+Everything is read from the root's own files (its headers, libraries, package manifest and device
+library bitcode), never assumed and never taken from the host. ``detect_toolchain()`` is cached per
+process and root; it only stats and reads files (a few milliseconds).
 """
 from __future__ import annotations
 
 import functools
-import os
-import re
-import shutil
-import subprocess
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from worker.toolchain.rocm_libraries import ROCM_LIBRARIES, RocmLibrary
+from worker.toolchain.roots import ToolchainNotFound, ToolchainRoot, select_root
 
-HIP_PLATFORM = "amd"  # nvcc is on PATH too; without this hipcc would target NVIDIA
-_LIB_DIRS = ("lib", "lib64", "lib/x86_64-linux-gnu")
+HIP_PLATFORM = "amd"  # nvcc may be installed too; without this hipcc would target NVIDIA
+_SHOWN_PACKAGE_PREFIXES = ("hip", "libhip", "librocm", "libroc", "libamdhip", "libmiopen", "rocm", "clang-",
+                           "llvm-", "cmake", "make", "gcc", "g++", "libomp")
 
 
 @dataclass(frozen=True)
@@ -24,32 +22,42 @@ class LibraryStatus:
     name: str
     installed: bool
     header: str  # header looked for (relative to an include dir)
-    header_found: str  # absolute path, empty when missing
+    header_found: str  # path inside the root, empty when missing
     library: str  # "libfoo.so" looked for; empty for header-only libraries
     library_found: str
-    package: str  # what to install when missing
+    package: str  # what provides it
     rocm_package: str
 
 
 @dataclass(frozen=True)
 class Toolchain:
-    hipcc: str  # absolute path, empty when hipcc is missing
-    hipcc_version: str
+    name: str  # the root's name, e.g. "rocm-6.4"; empty when none is installed
+    root: str  # where the root lies on this machine
+    hipcc: str  # path inside the root, empty when missing
+    hipcc_version: str  # the HIP version, e.g. "6.4.43484"
     hipconfig_version: str
+    clang: str  # the clang++ driver inside the root, called directly for per-file compiles and links
     clang_version: str
-    rocm_path: str
-    rocm_path_source: str  # "env", "/opt/rocm" or "debian"
+    rocm_path: str  # Debian installs ROCm under /usr; /opt/rocm holds links into it
+    rocm_path_source: str
     hip_platform: str
+    offload_targets: tuple[str, ...] = ()
     libraries: tuple[LibraryStatus, ...] = field(default_factory=tuple)
+    packages: tuple[tuple[str, str], ...] = ()  # the ROCm/compiler packages installed, with versions
+    error: str = ""  # why no toolchain is available
 
     @property
     def available(self) -> bool:
-        return bool(self.hipcc)
+        return bool(self.hipcc) and not self.error
+
+    @property
+    def hip_version(self) -> str:
+        return ".".join(self.hipcc_version.split(".")[:2])
 
     @property
     def fingerprint(self) -> str:
-        """Identifies the compiler for cache keys: a new hipcc or clang invalidates objects."""
-        return f"{self.hipcc}|{self.hipcc_version}|{self.clang_version}|{self.rocm_path}"
+        """Identifies the compiler for cache keys: another root, HIP or clang invalidates objects."""
+        return f"{self.name}|{self.hipcc_version}|{self.clang_version}|{self.root}"
 
     def missing_libraries(self) -> list[LibraryStatus]:
         return [lib for lib in self.libraries if not lib.installed]
@@ -57,75 +65,57 @@ class Toolchain:
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["available"] = self.available
+        data["hip_version"] = self.hip_version
         return data
 
 
-def hip_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment hipcc runs in: ``HIP_PLATFORM=amd`` always."""
-    env = dict(os.environ if base is None else base)
-    env["HIP_PLATFORM"] = HIP_PLATFORM
-    return env
+def detect_toolchain(name: str = "") -> Toolchain:
+    """The toolchain root called ``name`` (the newest when empty), described from its files."""
+    try:
+        root = select_root(name)
+    except ToolchainNotFound as exc:
+        return missing_toolchain(str(exc))
+    return describe_root(root)
+
+
+def missing_toolchain(reason: str) -> Toolchain:
+    return Toolchain("", "", "", "", "", "", "", "", "missing", HIP_PLATFORM, error=reason)
 
 
 @functools.cache
-def detect_toolchain() -> Toolchain:
-    hipcc = shutil.which("hipcc") or ""
-    version_text = _run([hipcc, "--version"]) if hipcc else ""
-    rocm_path, source = _rocm_path()
+def describe_root(root: ToolchainRoot) -> Toolchain:
+    manifest = root.manifest()
     return Toolchain(
-        hipcc=hipcc,
-        hipcc_version=_first_match(r"HIP version:\s*(\S+)", version_text),
-        hipconfig_version=_run(["hipconfig", "--version"]).strip() if shutil.which("hipconfig") else "",
-        clang_version=_first_match(r"clang version\s*(\S+)", version_text),
-        rocm_path=rocm_path,
-        rocm_path_source=source,
+        name=root.name,
+        root=str(root.path),
+        hipcc=root.hipcc_path if root.host_path(root.hipcc_path).exists() else "",
+        hipcc_version=root.hip_version,
+        hipconfig_version=root.hip_version,
+        clang=root.clang,
+        clang_version=root.clang_version(),
+        rocm_path=root.rocm_path,
+        rocm_path_source=f"toolchain root {root.name}" + (" (/opt/rocm is a link to /usr)" if root.rocm_path == "/usr" else ""),
         hip_platform=HIP_PLATFORM,
-        libraries=tuple(_library_status(lib, Path(rocm_path)) for lib in ROCM_LIBRARIES),
+        offload_targets=tuple(root.offload_targets()),
+        libraries=tuple(library_status(lib, root) for lib in ROCM_LIBRARIES),
+        packages=tuple(sorted((p, v) for p, v in manifest.items() if p.startswith(_SHOWN_PACKAGE_PREFIXES))),
     )
 
 
-def _rocm_path() -> tuple[str, str]:
-    from_env = os.environ.get("ROCM_PATH", "")
-    if from_env and Path(from_env).is_dir():
-        return from_env, "env"
-    if Path("/opt/rocm/include/hip/hip_runtime.h").exists():
-        return "/opt/rocm", "/opt/rocm"
-    if Path("/usr/include/hip/hip_runtime.h").exists():
-        return "/usr", "debian"
-    return "", "missing"
+def hip_environment() -> dict[str, str]:
+    """The variables every command in a toolchain root gets (besides PATH, HOME and TMPDIR).
+
+    No ROCM_PATH: Debian's clang and hipcc find the device libraries by themselves, and clang takes a
+    ROCM_PATH of /usr as a request to look for them in the wrong place."""
+    return {"HIP_PLATFORM": HIP_PLATFORM, "LANG": "C.UTF-8"}
 
 
-def _library_status(lib: RocmLibrary, rocm_path: Path) -> LibraryStatus:
-    include_dirs = [rocm_path / "include", Path("/usr/include")]
-    header = next((d / lib.header for d in include_dirs if (d / lib.header).exists()), None)
-    library_found: Path | None = None
+def library_status(lib: RocmLibrary, root: ToolchainRoot) -> LibraryStatus:
+    header = next((f"{d}/{lib.header}" for d in root.include_dirs if root.host_path(f"{d}/{lib.header}").exists()), "")
     so_name = f"lib{lib.library}.so" if lib.library else ""
+    library_found = ""
     if so_name:
-        lib_dirs = [rocm_path / d for d in _LIB_DIRS] + [Path("/usr/lib/x86_64-linux-gnu"), Path("/usr/lib")]
-        library_found = next((d / so_name for d in lib_dirs if (d / so_name).exists()), None)
-    installed = header is not None and (not so_name or library_found is not None)
-    return LibraryStatus(
-        name=lib.name,
-        installed=installed,
-        header=lib.header,
-        header_found=str(header or ""),
-        library=so_name,
-        library_found=str(library_found or ""),
-        package=lib.package,
-        rocm_package=lib.rocm_package,
-    )
-
-
-def _run(command: list[str]) -> str:
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=30, env=hip_environment(), check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout + done.stderr
-
-
-def _first_match(pattern: str, text: str) -> str:
-    found = re.search(pattern, text)
-    return found.group(1) if found else ""
+        library_found = next((f"{d}/{so_name}" for d in root.lib_dirs if root.host_path(f"{d}/{so_name}").exists()), "")
+    installed = bool(header) and (not so_name or bool(library_found))
+    return LibraryStatus(lib.name, installed, lib.header, header, so_name, library_found, lib.package,
+                         lib.rocm_package)

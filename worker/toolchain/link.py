@@ -1,24 +1,27 @@
-"""Link compiled objects into the targets a project names, with ``hipcc``.
+"""Link compiled objects into the targets a project names, in the sandbox over the toolchain root.
 
 ``auto``: one executable per TU defining ``main`` (linked with every object that
 does not), or a shared library when no TU defines ``main``. Libraries: the
-``link_libraries`` setting plus those the translated sources include (hipRAND
-for ``hiprand/hiprand.h`` ...). Failures are parsed into ``LinkProblem``s.
+``link_libraries`` setting plus those each target's own sources include (hipRAND
+for ``hiprand/hiprand.h`` ...), so a plain C target never gets hipBLAS because
+another file used it. The linker is the toolchain's ``clang++ --hip-link``, called
+directly with paths the pipeline derived (no shell). Failures are parsed into
+``LinkProblem``s.
 """
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from worker.project_settings import ProjectSettings
-from worker.toolchain.detect import Toolchain, detect_toolchain, hip_environment
+from worker.toolchain.compile import workspace_sandbox
+from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import LinkProblem, parse_linker_output
 from worker.toolchain.rocm_libraries import library_for_include
-from worker.toolchain.runner import run_process
-from worker.toolchain.sources import scan_tree
+from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.sources import SourceTree, scan_tree
 
 TargetKind = Literal["executable", "shared"]
 
@@ -29,6 +32,7 @@ class LinkTarget:
     kind: TargetKind
     output_path: str
     units: list[str]  # tree-relative TUs whose objects went in
+    libraries: list[str] = field(default_factory=list)  # "-l" names this target links
     status: Literal["passed", "failed", "timeout"] = "failed"
     duration_s: float = 0.0
     command: list[str] = field(default_factory=list)
@@ -39,7 +43,7 @@ class LinkTarget:
 @dataclass
 class LinkReport:
     targets: list[LinkTarget]
-    libraries: list[str]  # "-l" names used
+    libraries: list[str]  # "-l" names used by any target
     inferred_libraries: list[str]  # of those, the ones inferred from #include lines
     error: str = ""
 
@@ -62,19 +66,25 @@ def link_objects(
     name: str = "project",
 ) -> LinkReport:
     """Link ``objects`` (tree-relative TU -> object file) into ``build_dir/bin`` or ``build_dir/lib``."""
-    toolchain = toolchain or detect_toolchain()
-    inferred = inferred_libraries(hip_tree, settings.exclude_globs)
-    libraries = list(dict.fromkeys([*(lib.removeprefix("-l") for lib in settings.link_libraries), *inferred]))
-    report = LinkReport([], libraries, inferred)
+    toolchain = toolchain or detect_toolchain(settings.toolchain)
+    tree = scan_tree(hip_tree, settings.exclude_globs)
+    given = [lib.removeprefix("-l") for lib in settings.link_libraries]
+    report = LinkReport([], [], [])
     if not toolchain.available:
-        report.error = "hipcc not found on PATH"
+        report.error = toolchain.error or "the toolchain root has no hipcc"
         return report
     targets = plan_targets(objects, hip_tree, build_dir, settings.link_target, name)
     if isinstance(targets, str):
         report.error = targets
         return report
+    build_dir.mkdir(parents=True, exist_ok=True)
+    sandbox = workspace_sandbox(toolchain, hip_tree, build_dir, *objects.values())
     for target in targets:
-        _link_one(target, objects, build_dir, settings, toolchain, libraries)
+        inferred = libraries_for_units(tree, target.units)
+        target.libraries = list(dict.fromkeys([*given, *inferred]))
+        report.inferred_libraries = list(dict.fromkeys([*report.inferred_libraries, *inferred]))
+        _link_one(target, objects, sandbox, settings, toolchain)
+    report.libraries = list(dict.fromkeys(lib for target in targets for lib in target.libraries))
     report.targets = targets
     return report
 
@@ -101,12 +111,24 @@ def plan_targets(
 
 
 def inferred_libraries(hip_tree: Path, exclude_globs: tuple[str, ...] = ()) -> list[str]:
-    """``-l`` names for the ROCm libraries whose headers the translated sources include."""
+    """``-l`` names for the ROCm libraries whose headers any translated source includes."""
     tree = scan_tree(hip_tree, exclude_globs)
+    headers = [f for f in tree.files if f.endswith((".h", ".hpp", ".cuh", ".hh"))]
+    return libraries_for_files(tree, [*tree.translation_units, *headers])
+
+
+def libraries_for_units(tree: SourceTree, units: list[str]) -> list[str]:
+    """``-l`` names for the ROCm libraries that ``units`` include, directly or through the tree's headers."""
+    files = list(units)
+    for unit in units:
+        if unit in tree.files:
+            files += tree.include_closure(unit)[0]
+    return libraries_for_files(tree, files)
+
+
+def libraries_for_files(tree: SourceTree, files: list[str]) -> list[str]:
     found: dict[str, None] = {}
-    for relative in tree.files:
-        if relative not in tree.translation_units and not relative.endswith((".h", ".hpp", ".cuh", ".hh")):
-            continue
+    for relative in dict.fromkeys(files):
         for _kind, include in tree.includes(relative):
             library = library_for_include(include)
             if library is not None and library.library != "amdhip64":
@@ -115,25 +137,29 @@ def inferred_libraries(hip_tree: Path, exclude_globs: tuple[str, ...] = ()) -> l
 
 
 def _link_one(
-    target: LinkTarget, objects: dict[str, Path], build_dir: Path, settings: ProjectSettings,
-    toolchain: Toolchain, libraries: list[str],
+    target: LinkTarget, objects: dict[str, Path], sandbox: Sandbox, settings: ProjectSettings, toolchain: Toolchain,
 ) -> None:
     output = Path(target.output_path)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    sandbox.writable_dir(output.parent)
     output.unlink(missing_ok=True)
-    command = [toolchain.hipcc, *(f"--offload-arch={arch}" for arch in settings.offload_archs)]
+    command = [toolchain.clang, "--hip-link", *(f"--offload-arch={arch}" for arch in settings.offload_archs)]
     if target.kind == "shared":
         command += ["-shared", "-fPIC"]
-    command += [str(objects[unit]) for unit in target.units]
-    command += ["-o", str(output), *(f"-l{lib}" for lib in libraries)]
-    started = time.monotonic()
-    process = run_process(command, build_dir, hip_environment(), settings.compile_timeout_s)
-    target.duration_s = time.monotonic() - started
+    command += [sandbox.inside(objects[unit]) for unit in target.units]
+    command += ["-o", sandbox.inside(output), *(f"-l{lib}" for lib in target.libraries)]
     target.command = command
-    target.output = process.output
-    target.status = "timeout" if process.timed_out else ("passed" if process.ok and output.is_file() else "failed")
-    target.problems = parse_linker_output(process.output)
-    by_object = {str(path): unit for unit, path in objects.items()}
+    try:
+        done = sandbox.run(command, sandbox.inside(output.parent),
+                           SandboxLimits(timeout_s=settings.compile_timeout_s, processes=256))
+    except SandboxUnavailable as exc:
+        target.output = f"migrator: {exc}\n"
+        return
+    target.duration_s = done.process.duration_s
+    target.output = done.process.output + "".join(f"migrator: {v}\n" for v in done.violations)
+    timed_out = done.process.timed_out
+    target.status = "timeout" if timed_out else ("passed" if done.ok and output.is_file() else "failed")
+    target.problems = parse_linker_output(done.process.output)
+    by_object = {sandbox.inside(path): unit for unit, path in objects.items()}
     for problem in target.problems:
         problem.object = by_object.get(problem.object, problem.object)
 

@@ -1,9 +1,11 @@
-"""Mode 2: run the repository's own build (CMake, Make, or a given command) with hipcc, sandboxed.
+"""Mode 2: run the repository's own build (CMake, Make, or a given command) in the toolchain sandbox.
 
-CMake is configured with ``hipcc`` as the C++ compiler and the targets as HIP
-architectures; Make gets ``CXX=hipcc HIPCC=hipcc NVCC=hipcc`` overrides;
-``settings.build_command`` runs through ``sh -c`` in the translated tree.
-Compiler diagnostics and link problems are parsed from the combined output.
+Every step runs in the sandbox over the toolchain root (``sandbox.py``): the workspace at
+``/workspace``, nothing of the host. CMake is configured with the root's clang as the HIP compiler
+(CMake's HIP language), ``hipcc`` as the C++ compiler and the project's targets as HIP architectures;
+Make gets ``CXX=hipcc HIPCC=hipcc NVCC=hipcc`` overrides; ``settings.build_command`` runs through
+``sh -c`` inside the sandbox, in the translated tree. Compiler diagnostics and link problems are
+parsed from the combined output.
 """
 from __future__ import annotations
 
@@ -14,20 +16,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from worker.project_settings import ProjectSettings
+from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import (
     Diagnostic,
     LinkProblem,
     parse_compiler_output,
     parse_linker_output,
 )
-from worker.toolchain.sandbox import Mechanism, SandboxLimits, run_sandboxed
+from worker.toolchain.roots import select_root
+from worker.toolchain.sandbox import MOUNT, Mechanism, Sandbox, SandboxLimits, SandboxUnavailable
 
 
 @dataclass
 class BuildStep:
     name: str
-    command: list[str]
-    cwd: Path
+    command: list[str]  # as run inside the sandbox
+    cwd: str  # inside the sandbox
 
 
 @dataclass
@@ -44,47 +48,67 @@ class ProjectBuildReport:
     duration_s: float = 0.0
 
 
-def plan_build(hip_tree: Path, build_dir: Path, settings: ProjectSettings) -> tuple[str, list[BuildStep]]:
+def plan_build(
+    hip_tree: Path, build_dir: Path, settings: ProjectSettings, toolchain: Toolchain, workspace: Path
+) -> tuple[str, list[BuildStep]]:
+    """The steps of the project's own build, with paths as the sandbox sees them."""
     jobs = str(os.cpu_count() or 1)
+    source, build = _inside(workspace, hip_tree), _inside(workspace, build_dir)
     if settings.build_command:
-        return "command", [BuildStep("build", ["sh", "-c", settings.build_command], hip_tree)]
+        return "command", [BuildStep("build", ["sh", "-c", settings.build_command], source)]
     if (hip_tree / "CMakeLists.txt").is_file():
         archs = ";".join(settings.offload_archs)
-        configure = ["cmake", "-S", str(hip_tree), "-B", str(build_dir), "-DCMAKE_CXX_COMPILER=hipcc",
-                     "-DCMAKE_HIP_COMPILER=hipcc", f"-DCMAKE_HIP_ARCHITECTURES={archs}",
-                     f"-DAMDGPU_TARGETS={archs}", f"-DGPU_TARGETS={archs}"]
+        configure = ["cmake", "-S", source, "-B", build, "-DCMAKE_CXX_COMPILER=hipcc",
+                     f"-DCMAKE_HIP_COMPILER={toolchain.clang}", "-DCMAKE_HIP_PLATFORM=amd",
+                     f"-DCMAKE_HIP_ARCHITECTURES={archs}", f"-DAMDGPU_TARGETS={archs}", f"-DGPU_TARGETS={archs}"]
         if settings.cxx_std:
             configure.append(f"-DCMAKE_CXX_STANDARD={settings.cxx_std.split('++')[-1]}")
-        return "cmake", [BuildStep("configure", configure, hip_tree),
-                         BuildStep("build", ["cmake", "--build", str(build_dir), "-j", jobs], hip_tree)]
+        return "cmake", [BuildStep("configure", configure, source),
+                         BuildStep("build", ["cmake", "--build", build, "-j", jobs], source)]
     if any((hip_tree / name).is_file() for name in ("Makefile", "makefile", "GNUmakefile")):
         arch_flags = " ".join(f"--offload-arch={arch}" for arch in settings.offload_archs)
         return "make", [BuildStep("build", ["make", "-j", jobs, "CXX=hipcc", "HIPCC=hipcc", "NVCC=hipcc",
-                                            f"HIPFLAGS={arch_flags}"], hip_tree)]
+                                            f"HIPFLAGS={arch_flags}"], source)]
     return "", []
+
+
+def _inside(workspace: Path, path: Path) -> str:
+    return str(MOUNT / path.resolve().relative_to(workspace.resolve()))
 
 
 def run_project_build(
     workspace_root: Path, hip_tree: Path, build_dir: Path, settings: ProjectSettings,
-    on_line: Callable[[str], None] | None = None,
+    on_line: Callable[[str], None] | None = None, toolchain: Toolchain | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> ProjectBuildReport:
     """Run the build steps in the sandbox, within ``settings.build_timeout_s`` in total."""
-    system, steps = plan_build(hip_tree, build_dir, settings)
+    toolchain = toolchain or detect_toolchain(settings.toolchain)
+    if not toolchain.available:
+        return ProjectBuildReport("", error=toolchain.error or "the toolchain root has no hipcc")
+    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root)
     report = ProjectBuildReport(system)
     if not steps:
         report.error = "no CMakeLists.txt or Makefile in the translated tree and no build_command set"
         return report
     build_dir.mkdir(parents=True, exist_ok=True)
+    sandbox = Sandbox(select_root(toolchain.name), workspace_root)
     started = time.monotonic()
     outputs: list[str] = []
     for step in steps:
         remaining = settings.build_timeout_s - (time.monotonic() - started)
         limits = SandboxLimits(timeout_s=max(remaining, 1.0), memory_mb=settings.build_memory_mb)
-        result = run_sandboxed(step.command, workspace_root, step.cwd, limits, on_line)
+        if on_line is not None:
+            on_line(f"$ {' '.join(step.command)}\n")
+        try:
+            result = sandbox.run(step.command, step.cwd, limits, on_line=on_line, should_stop=should_stop)
+        except SandboxUnavailable as exc:
+            report.error = str(exc)
+            break
         outputs.append(result.process.output)
         report.mechanism = result.mechanism
         report.violations += result.violations
-        report.steps.append({"name": step.name, "command": step.command, "returncode": result.process.returncode,
+        report.steps.append({"name": step.name, "command": step.command, "cwd": step.cwd,
+                             "returncode": result.process.returncode,
                              "duration_s": round(result.process.duration_s, 3)})
         if result.violations:
             report.error = f"{step.name} step broke the sandbox rules: {result.violations[0]}"

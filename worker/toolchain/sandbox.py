@@ -1,143 +1,262 @@
-"""Run an untrusted project build with no network, a read-only system and resource limits.
+"""Every command over user content runs here: bubblewrap over a toolchain root, never over the host.
 
-Mechanism, best first:
-- ``bwrap`` (bubblewrap): the whole root bind-mounted read-only, only the run's
-  workspace writable (its ``source`` copy read-only too), a private ``/tmp``
-  (a tmpfs thrown away afterwards, so scratch files there are allowed),
-  new network and PID namespaces, killed with its parent.
-- ``unshare -n``: network denied only; writes outside the workspace are NOT
-  prevented (reported through ``SandboxStatus.isolates_writes``).
-Limits are applied by ``prlimit`` inside the sandbox (address space, CPU time,
-file size); wall time by the runner, which kills the process group. The
-environment is rebuilt from an allow-list, so no CUDA_*/NVCC_* variable, no
-CUDA entry of PATH/LD_LIBRARY_PATH and no secret of the worker reaches the build.
+What the command sees: the toolchain root read-only as ``/``; the run's workspace read-write at
+``/workspace`` (its ``source`` copy read-only); a fresh ``/tmp``; ``/proc``; a minimal ``/dev`` (plus
+``/dev/kfd`` and ``/dev/dri`` for smoke runs on a ROCm runner). Nothing else of the host: no host
+``/etc``, no database, broker or web-server sockets, no var dir, no other run's workspace.
+
+Who it runs as: an unprivileged user. When the worker is root, bubblewrap sets up the namespaces and
+``setpriv`` (from the root) drops to ``MIGRATOR_SANDBOX_UID`` before the command starts, so the
+process limit applies (the kernel exempts root from it); the writable parts of the workspace are handed
+to that user first. A non-root worker runs bubblewrap in a user namespace instead.
+
+Limits: wall time, output size and the stop flag by the runner (which kills the process group; the
+PID namespace and ``--die-with-parent`` take every descendant with it, also when the worker itself is
+killed); address space, CPU time, file size and number of processes by ``prlimit``. No network, a
+scrubbed environment. When bubblewrap cannot run, nothing runs: ``SandboxUnavailable`` names what is missing.
 """
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from worker.toolchain.detect import HIP_PLATFORM
+from worker.toolchain.detect import hip_environment
+from worker.toolchain.roots import ToolchainRoot
 from worker.toolchain.runner import ProcessResult, run_process
 
-Mechanism = Literal["bwrap", "unshare", "none"]
+Mechanism = Literal["bwrap", "none"]
+MOUNT = PurePosixPath("/workspace")
+PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
-_KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "ROCM_PATH", "HIP_PATH", "HIP_CLANG_PATH",
-                   "HIP_DEVICE_LIB_PATH", "HSA_PATH", "SOURCE_DATE_EPOCH")
 _WRITE_DENIED = ("Read-only file system",)
 _NETWORK_DENIED = ("Network is unreachable", "Temporary failure in name resolution", "Could not resolve host",
                    "Name or service not known", "No address associated with hostname")
 _OUT_OF_MEMORY = ("Cannot allocate memory", "MemoryError", "std::bad_alloc", "out of memory", "LLVM ERROR: out of memory")
+_TOO_MANY_PROCESSES = ("Resource temporarily unavailable", "fork: retry", "Cannot fork")
+_GPU_DEVICES = ("/dev/kfd", "/dev/dri")
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap cannot run here; the message says what is missing. Nothing runs unsandboxed."""
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
     timeout_s: float
-    memory_mb: int
+    memory_mb: int = 8192  # address space; 0: none (the HIP runtime maps more than it uses)
     cpu_seconds: int = 0  # 0: derived from the time limit and the core count
     file_size_mb: int = 8192
-
-
-@dataclass(frozen=True)
-class SandboxStatus:
-    mechanism: Mechanism
-    isolates_network: bool
-    isolates_writes: bool
+    processes: int = 1024
+    output_bytes: int = 20_000_000
 
 
 @dataclass
 class SandboxResult:
     process: ProcessResult
     violations: list[str]  # clear messages: network use, writes outside the workspace, limits hit
-    mechanism: Mechanism
+    mechanism: Mechanism = "bwrap"
+    command: list[str] = field(default_factory=list)  # what ran inside, as given
 
     @property
     def ok(self) -> bool:
         return self.process.ok and not self.violations
 
 
-@functools.cache
-def sandbox_status() -> SandboxStatus:
-    if shutil.which("bwrap") and _works(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "true"]):
-        return SandboxStatus("bwrap", True, True)
-    if shutil.which("unshare") and _works(["unshare", "--net", "true"]):
-        return SandboxStatus("unshare", True, False)
-    return SandboxStatus("none", False, False)
+def sandbox_uid() -> int:
+    return int(os.environ.get("MIGRATOR_SANDBOX_UID") or 64400)
 
 
-def _works(command: list[str]) -> bool:
-    try:
-        return subprocess.run(command, capture_output=True, timeout=20, check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+class Sandbox:
+    """One workspace over one toolchain root; ``run`` as many commands in it as needed.
+
+    ``root=None`` is for the CUDA reference side only: the host's ``/usr`` and ``/opt`` (where a CUDA
+    toolkit lives) read-only and nothing else of the host, the same limits and the same user.
+    """
+
+    def __init__(
+        self, root: ToolchainRoot | None, workspace: Path, *, gpu_devices: bool = False,
+        read_only: Sequence[str] = ("source",), environment: Mapping[str, str] | None = None,
+    ) -> None:
+        self.root = root
+        self.workspace = workspace.resolve()
+        self.gpu_devices = gpu_devices
+        self.read_only = [self.workspace / name for name in read_only if (self.workspace / name).is_dir()]
+        self.environment = dict(environment or {})
+        self._prepared = False
+
+    def inside(self, host_path: Path | str) -> str:
+        """Where a workspace path appears inside the sandbox."""
+        relative = Path(host_path).resolve().relative_to(self.workspace)
+        return str(MOUNT / relative) if str(relative) != "." else str(MOUNT)
+
+    def outside(self, inside_path: str) -> Path:
+        relative = PurePosixPath(inside_path).relative_to(MOUNT)
+        return self.workspace / relative
+
+    def run(
+        self, argv: Sequence[str], cwd: str = str(MOUNT), limits: SandboxLimits | None = None, *,
+        env: Mapping[str, str] | None = None, on_line: Callable[[str], None] | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+    ) -> SandboxResult:
+        limits = limits or SandboxLimits(timeout_s=600)
+        wrapped = self.command(list(argv), cwd, limits, env)
+        process = run_process(wrapped, self.workspace, {"PATH": PATH, "LANG": "C.UTF-8"}, limits.timeout_s,
+                              on_line, limits.output_bytes, should_stop)
+        return SandboxResult(process, find_violations(process, limits), "bwrap", list(argv))
+
+    def command(
+        self, argv: list[str], cwd: str, limits: SandboxLimits, env: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """The full command line: prlimit, bubblewrap and (as root) setpriv around ``argv``.
+
+        Raises ``SandboxUnavailable`` when bubblewrap cannot run here."""
+        require_bubblewrap(self.root)
+        self._prepare()
+        as_root = os.geteuid() == 0
+        uid = sandbox_uid()
+        bwrap = ["bwrap", *_root_binds(self.root), "--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
+                 "--bind", str(self.workspace), str(MOUNT)]
+        for path in self.read_only:
+            bwrap += ["--ro-bind", str(path), self.inside(path)]
+        if self.gpu_devices:
+            bwrap += _gpu_binds()
+        bwrap += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                  "--hostname", "sandbox", "--die-with-parent", "--new-session", "--chdir", cwd, "--clearenv"]
+        if not as_root:
+            bwrap += ["--unshare-user", "--uid", str(uid), "--gid", str(uid)]
+        for name, value in self._environment(env).items():
+            bwrap += ["--setenv", name, value]
+        drop = (["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
+                 "--inh-caps=-all", "--bounding-set=-all", "--"] if as_root else [])
+        return [*_prlimit(limits), *bwrap, "--", *drop, *argv]
+
+    def writable_dir(self, path: Path) -> Path:
+        """Make a workspace folder the sandboxed command may write into (its parents too)."""
+        path.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            uid = sandbox_uid()
+            folder = path.resolve()
+            while folder != self.workspace and self.workspace in folder.parents:
+                os.chown(folder, uid, uid)
+                folder = folder.parent
+        return path
+
+    def _environment(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        env = {"PATH": PATH, "HOME": str(MOUNT / ".home"), "TMPDIR": "/tmp", "USER": "builder", "TERM": "dumb",
+               **hip_environment(), **self.environment}
+        env.update(extra or {})
+        return env
+
+    def _prepare(self) -> None:
+        """Hand the writable parts of the workspace to the sandbox user (only needed when the worker is root)."""
+        if self._prepared:
+            return
+        (self.workspace / ".home").mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            _hand_over(self.workspace, sandbox_uid(), set(self.read_only))
+        self._prepared = True
 
 
-def scrubbed_environment(workspace: Path, base: dict[str, str] | None = None) -> dict[str, str]:
-    source = dict(os.environ if base is None else base)
-    env = {name: source[name] for name in _KEPT_VARIABLES if name in source}
-    env.update({name: value for name, value in source.items() if name.startswith("HIPCC_")})
-    env["PATH"] = _without_cuda(env.get("PATH", "/usr/local/bin:/usr/bin:/bin"))
-    if library_path := _without_cuda(source.get("LD_LIBRARY_PATH", "")):
-        env["LD_LIBRARY_PATH"] = library_path
-    env.update(HIP_PLATFORM=HIP_PLATFORM, HOME=str(workspace / ".home"), TMPDIR="/tmp")
-    return env
+def _hand_over(workspace: Path, uid: int, keep: set[Path]) -> None:
+    os.chown(workspace, uid, uid)
+    for top in workspace.iterdir():
+        if top in keep or top.is_symlink():
+            continue
+        os.chown(top, uid, uid, follow_symlinks=False)
+        if top.is_dir():
+            for folder, dirs, files in os.walk(top):
+                for name in (*dirs, *files):
+                    os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
 
 
-def _without_cuda(search_path: str) -> str:
-    return ":".join(entry for entry in search_path.split(":") if entry and "cuda" not in entry.lower())
+def _root_binds(root: ToolchainRoot | None) -> list[str]:
+    if root is not None:
+        return ["--ro-bind", str(root.path), "/"]
+    binds = ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/opt", "/opt", "--perms", "0755", "--dir", "/etc",
+             "--dir", str(MOUNT)]
+    for top in ("bin", "sbin", "lib", "lib64", "lib32"):
+        if os.path.islink(f"/{top}"):
+            binds += ["--symlink", os.readlink(f"/{top}"), f"/{top}"]
+        elif os.path.isdir(f"/{top}"):
+            binds += ["--ro-bind", f"/{top}", f"/{top}"]
+    for name in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives"):
+        binds += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return binds
 
 
-def sandbox_command(command: list[str], workspace: Path, cwd: Path, limits: SandboxLimits) -> list[str]:
-    """``command`` wrapped in the sandbox and resource limits."""
+def _prlimit(limits: SandboxLimits) -> list[str]:
     cpu = limits.cpu_seconds or int(limits.timeout_s * (os.cpu_count() or 1)) + 60
-    limited = ["prlimit", f"--as={limits.memory_mb * 1024 * 1024}", f"--cpu={cpu}",
-               f"--fsize={limits.file_size_mb * 1024 * 1024}", "--", *command]
-    mechanism = sandbox_status().mechanism
-    if mechanism == "unshare":
-        return ["unshare", "--net", "--", *limited]
-    if mechanism == "none":
-        raise RuntimeError("no sandbox available: install bubblewrap (apt package bubblewrap)")
-    binds = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-             "--bind", str(workspace), str(workspace)]
-    if (workspace / "source").is_dir():
-        binds += ["--ro-bind", str(workspace / "source"), str(workspace / "source")]
-    return ["bwrap", *binds, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-            "--chdir", str(cwd), *limited]
+    command = ["prlimit", f"--cpu={cpu}", f"--fsize={limits.file_size_mb * 1024 * 1024}",
+               f"--nproc={limits.processes}", "--core=0"]
+    if limits.memory_mb:
+        command.append(f"--as={limits.memory_mb * 1024 * 1024}")
+    return [*command, "--"]
 
 
-def run_sandboxed(
-    command: list[str], workspace: Path, cwd: Path, limits: SandboxLimits,
-    on_line: Callable[[str], None] | None = None,
-) -> SandboxResult:
-    """Run ``command`` in the sandbox; violations are named in plain words."""
-    status = sandbox_status()
-    if status.mechanism == "none":
-        message = "no sandbox available (bubblewrap and unshare both failed); project build refused"
-        return SandboxResult(ProcessResult(126, message + "\n", 0.0, False, False), [message], "none")
-    workspace = workspace.resolve()
-    (workspace / ".home").mkdir(parents=True, exist_ok=True)
-    wrapped = sandbox_command(command, workspace, cwd.resolve(), limits)
-    process = run_process(wrapped, cwd, scrubbed_environment(workspace), limits.timeout_s, on_line)
-    return SandboxResult(process, find_violations(process, limits), status.mechanism)
+def _gpu_binds() -> list[str]:
+    binds: list[str] = []
+    for device in (*_GPU_DEVICES, *sorted(glob.glob("/dev/nvidia*"))):
+        if os.path.exists(device):
+            binds += ["--dev-bind", device, device]
+    if binds:  # the ROCm runtime reads the GPU topology from sysfs
+        binds += ["--ro-bind", "/sys", "/sys"]
+    return binds
+
+
+def require_bubblewrap(root: ToolchainRoot | None) -> None:
+    problem = _bubblewrap_problem(str(root.path) if root else "")
+    if problem:
+        raise SandboxUnavailable(problem)
+
+
+@functools.cache
+def _bubblewrap_problem(root: str) -> str:
+    """Empty when bubblewrap can build a sandbox over ``root`` here, else what is missing."""
+    if not shutil.which("bwrap"):
+        return "the sandbox needs bubblewrap, which is not installed (apt package bubblewrap); nothing was run"
+    if not shutil.which("prlimit"):
+        return "the sandbox needs prlimit (apt package util-linux); nothing was run"
+    binds = ["--ro-bind", root, "/"] if root else _root_binds(None)
+    probe = ["bwrap", *binds, "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--unshare-net"]
+    if os.geteuid() != 0:
+        probe.append("--unshare-user")
+    try:
+        done = subprocess.run([*probe, "--", "/bin/true"], capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start a sandbox: {exc}; nothing was run"
+    if done.returncode != 0:
+        return (f"bubblewrap could not start a sandbox here ({done.stderr.strip() or done.returncode}); "
+                "it needs user namespaces (sysctl kernel.unprivileged_userns_clone=1) or root; nothing was run")
+    return ""
+
+
+def sandbox_problem(root: ToolchainRoot | None) -> str:
+    return _bubblewrap_problem(str(root.path) if root else "")
 
 
 def find_violations(process: ProcessResult, limits: SandboxLimits) -> list[str]:
     violations: list[str] = []
     if process.timed_out:
-        violations.append(f"the build ran past its time limit of {limits.timeout_s:g} s and was killed")
+        violations.append(f"the command ran past its time limit of {limits.timeout_s:g} s and was killed")
+    if process.output_exceeded:
+        violations.append(f"the command printed more than {limits.output_bytes} bytes and was stopped")
     for line in process.output.splitlines():
         if any(marker in line for marker in _WRITE_DENIED):
-            violations.append(f"the build tried to write outside its workspace, which the sandbox denies: {line.strip()}")
+            violations.append(f"the command tried to write outside its workspace, which the sandbox denies: {line.strip()}")
         elif any(marker in line for marker in _NETWORK_DENIED):
-            violations.append(f"the build tried to use the network, which the sandbox denies: {line.strip()}")
+            violations.append(f"the command tried to use the network, which the sandbox denies: {line.strip()}")
         elif any(marker in line for marker in _OUT_OF_MEMORY):
-            violations.append(f"the build hit its memory limit of {limits.memory_mb} MB: {line.strip()}")
+            violations.append(f"the command hit its memory limit of {limits.memory_mb} MB: {line.strip()}")
+        elif any(marker in line for marker in _TOO_MANY_PROCESSES):
+            violations.append(f"the command hit its limit of {limits.processes} processes: {line.strip()}")
     if process.returncode in (-24, 128 + 24, 152):  # SIGXCPU
-        violations.append("the build used up its CPU time limit and was killed")
+        violations.append("the command used up its CPU time limit and was killed")
     return list(dict.fromkeys(violations))[:20]

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from translator.tree import link_stays_inside
+
 SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c")
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".inc", ".tpp")
 DEFAULT_CXX_STD = "c++17"  # nvcc 12's default dialect
@@ -96,7 +98,7 @@ def _list_files(root: Path, exclude_globs: tuple[str, ...]) -> list[str]:
             continue
         if any(fnmatch.fnmatch(relative, pattern) for pattern in exclude_globs):
             continue
-        if path.is_file():
+        if path.is_file() and (not path.is_symlink() or link_stays_inside(path, root)):
             found.append(relative)
     return sorted(found)
 
@@ -149,7 +151,8 @@ def _build_files(root: Path) -> list[Path]:
     names = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile")
     return [
         p for p in root.rglob("*")
-        if p.is_file() and (p.name in names or p.suffix in (".cmake", ".mk"))
+        if p.is_file() and (not p.is_symlink() or link_stays_inside(p, root))
+        and (p.name in names or p.suffix in (".cmake", ".mk"))
         and not any(part in _SKIP_DIRS for part in p.parts)
     ]
 

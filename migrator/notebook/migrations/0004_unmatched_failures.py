@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('accounts', '0001_initial'),
         ('notebook', '0003_entry_entry_usefulness'),
-        ('projects', '0002_stage_not_applicable_run_partial'),
+        ('projects', '0003_stage_not_applicable_run_partial'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('projects', '0002_stage_not_applicable_run_partial'),
+        ('projects', '0003_stage_not_applicable_run_partial'),
     ]
 
     operations = [

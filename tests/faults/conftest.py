@@ -1,0 +1,61 @@
+"""Fault fixtures: a private Redis broker (restartable) and real Celery workers on it."""
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.faults.brokerhost import RedisServer, celery_app_on, start_worker, stop_worker, wait_for_worker, worker_env
+
+FAULT_STAGES = ("fetch", "scan")
+SWEEP_S = 2  # the workers' sweep interval in these tests (production: 30 s)
+STALE_S = 5  # heartbeat limit (production: 120 s)
+
+
+@pytest.fixture
+def own_broker(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    with celery_app_on(server.url):
+        yield server
+    server.kill()
+
+
+@pytest.fixture
+def fault_stages(settings):  # type: ignore[no-untyped-def]
+    from migrator.projects.constants import STAGE_NAMES
+
+    settings.MIGRATOR_DISABLED_STAGES = [n for n in STAGE_NAMES if n not in FAULT_STAGES]
+    settings.MIGRATOR_SWEEP_INTERVAL_S = SWEEP_S
+    settings.MIGRATOR_HEARTBEAT_STALE_S = STALE_S
+    settings.MIGRATOR_REPUBLISH_GRACE_S = 1
+    return settings
+
+
+@pytest.fixture
+def fault_worker(transactional_db, own_broker, fault_stages, tmp_path):  # type: ignore[no-untyped-def]
+    """Starts real workers on the private broker: ``fault_worker(name, beat=True)``; all stopped at the end."""
+    from django.db import connection
+
+    started: list[subprocess.Popen[bytes]] = []
+    env = worker_env(
+        broker_url=own_broker.url, db_name=connection.settings_dict["NAME"],
+        workspace=Path(fault_stages.MIGRATOR_WORKSPACE_ROOT), cache=Path(fault_stages.MIGRATOR_CACHE_ROOT),
+        disabled=list(fault_stages.MIGRATOR_DISABLED_STAGES),
+        extra={"MIGRATOR_SWEEP_INTERVAL_S": str(SWEEP_S), "MIGRATOR_HEARTBEAT_STALE_S": str(STALE_S),
+               "MIGRATOR_REPUBLISH_GRACE_S": "1"},
+    )
+    Path(fault_stages.MIGRATOR_WORKSPACE_ROOT).mkdir(parents=True, exist_ok=True)
+
+    def start(name: str, *, beat: bool, concurrency: int = 1) -> subprocess.Popen[bytes]:
+        proc = start_worker(env, tmp_path / f"{name}.log", name=name, beat=beat, concurrency=concurrency)
+        started.append(proc)
+        wait_for_worker(proc, name)
+        return proc
+
+    launcher: Callable[..., subprocess.Popen[bytes]] = start
+    yield launcher
+    for proc in started:
+        stop_worker(proc)

@@ -1,0 +1,97 @@
+"""The command line takes hipify-clang's option names, and the options map onto ours."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from translator.__main__ import main
+from translator.hipify_compat import normalize_argv, parse_flags, to_options
+
+SOURCE = """#include <cuda_runtime.h>
+#include <cublas_v2.h>
+__global__ void k(float* x) {}
+int main() {
+  float* x; cudaMalloc(&x, 4);
+  k<<<1, 1>>>(x);
+  cublasHandle_t h;
+  printf("cudaMalloc failed\\n");
+}
+"""
+
+
+def test_hipify_clang_flags_map_onto_our_options() -> None:
+    flags = parse_flags(["--hip-kernel-execution-syntax", "-roc", "--miopen", "--experimental",
+                         "--skip-excluded-preprocessor-conditional-blocks", "--use-hip-data-types",
+                         "-DWITH_GPU=2", "-ferror-limit=500"])
+    options = to_options(flags)
+    assert options.launch_style == "ggl" and options.roc_libraries and options.miopen and options.experimental
+    assert options.skip_excluded_blocks and options.use_hip_data_types
+    assert options.defines == (("WITH_GPU", "2"),)
+    assert to_options(parse_flags(["--amap", "--default-preprocessor"])).skip_excluded_blocks is False
+    assert to_options(parse_flags(["--cuda-kernel-execution-syntax"])).launch_style == "chevron"
+
+
+def test_one_dash_long_names_and_equals_forms_are_accepted() -> None:
+    ours, clang = normalize_argv(["a.cu", "-roc", "-o=out.hip", "--o-dir=out", "-print-stats",
+                                  "--cuda-path=/opt/cuda", "-I", "include", "-DX=1", "-D", "Z", "--", "-std=c++17",
+                                  "-DY"])
+    assert ours == ["a.cu", "--roc", "-o", "out.hip", "--o-dir", "out", "--print-stats"]
+    assert clang == ["-Iinclude", "-DX=1", "-DZ", "-std=c++17", "-DY"]
+
+
+def test_a_script_written_for_hipify_clang_runs_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "app.cu"
+    source.write_text(SOURCE)
+    out = tmp_path / "app.hip"
+    code = main([str(source), f"-o={out}", "--hip-kernel-execution-syntax", "--roc", "--print-stats",
+                 "--", "-DNDEBUG"])
+    assert code == 0
+    text = out.read_text()
+    assert "hipLaunchKernelGGL(k, dim3(1), dim3(1), 0, 0, x);" in text
+    assert "rocblas_handle h;" in text and '"hipMalloc failed\\n"' in text
+    stats = json.loads(capsys.readouterr().err)
+    assert stats["files"][0]["converted"]["kernel-launch"] == 1
+
+
+def test_several_files_go_to_the_output_directory(tmp_path: Path) -> None:
+    for name in ("a.cu", "b.cu"):
+        (tmp_path / name).write_text(SOURCE)
+    assert main([str(tmp_path / "a.cu"), str(tmp_path / "b.cu"), "--o-dir", str(tmp_path / "out"),
+                 "--keep-strings"]) == 0
+    assert '"cudaMalloc failed\\n"' in (tmp_path / "out" / "b.cu").read_text()
+    assert main([str(tmp_path / "a.cu"), str(tmp_path / "b.cu")]) == 2
+
+
+def test_a_tree_is_translated_with_declared_names(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.cu").write_text(SOURCE.replace("int main() {", "int main() {\n  cudaDeviceSynchronize();"))
+    declared = tmp_path / "identifiers.txt"
+    declared.write_text("hipMalloc\nhipblasHandle_t\n")
+    account = tmp_path / "account.json"
+    assert main([str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--declared-names", str(declared),
+                 "--account", str(account)]) == 0
+    entry = json.loads(account.read_text())["files"][0]
+    assert [(f["name"], f["reason"]) for f in entry["unconverted"]] == [
+        ("cudaDeviceSynchronize", "not-declared-by-toolchain")]
+    text = (tmp_path / "out" / "a.cu").read_text()
+    assert "hipMalloc(&x, 4);" in text and "hipblasHandle_t h;" in text
+
+
+def test_the_command_line_keeps_rule_tables_on_disk(tmp_path: Path) -> None:
+    from translator import rulecache
+    from translator.mapping import load_default
+    from translator.options import TranslateOptions
+    from translator.rules import Target, _build
+
+    (tmp_path / "a.cu").write_text(SOURCE)
+    # a target no other test builds, so this process has not cached its table in memory yet
+    assert main([str(tmp_path / "a.cu"), "-o", str(tmp_path / "a.hip"), "-miopen", "--target-hip-version", "6.1"]) == 0
+    stored = list(rulecache.default_directory().glob("*.pickle"))
+    assert len(stored) == 1
+    target = Target.of(TranslateOptions(miopen=True, target_hip_version="6.1"))
+    assert rulecache.load(target) == _build(target, load_default())
+    stored[0].write_bytes(b"not a pickle")
+    assert rulecache.load(target) is None  # rebuilt by the caller, never trusted
+    assert rulecache.load(Target.of(TranslateOptions(roc_libraries=True))) is None

@@ -1,0 +1,25 @@
+"""Translate single files (the command line's file mode, as hipify-clang is used)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from translator.options import TranslateOptions
+from translator.source import translate_source
+
+
+def translate_files(paths: list[Path], options: TranslateOptions, output: Path | None = None,
+                    out_dir: Path | None = None) -> list[dict[str, object]]:
+    """Write each translation to ``output`` (one file), into ``out_dir``, or to stdout; return the accounts."""
+    accounts: list[dict[str, object]] = []
+    for path in paths:
+        result = translate_source(path.read_text(errors="surrogateescape"), str(path), options)
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / path.name).write_text(result.text, errors="surrogateescape")
+        elif output is not None:
+            output.write_text(result.text, errors="surrogateescape")
+        else:
+            sys.stdout.write(result.text)
+        accounts.append(result.account.to_dict())
+    return accounts
