@@ -4,7 +4,7 @@ from __future__ import annotations
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Translation", ("hipify_engine", "launch_style", "roc_libraries", "rename_cu_to_hip", "exclude_globs",
                      "target_hip_version", "disabled_fix_rules")),
-    ("Build", ("build_mode", "build_command", "offload_archs", "cxx_std", "include_dirs", "defines", "extra_flags",
+    ("Build", ("toolchain", "build_mode", "build_command", "offload_archs", "cxx_std", "include_dirs", "defines", "extra_flags",
                "link_libraries", "link_target", "compile_timeout_s", "build_timeout_s", "build_memory_mb")),
     ("Smoke test", ("smoke_command", "smoke_timeout_s", "smoke_expected_exit", "smoke_checks", "smoke_compare_reference",
                     "smoke_wait_timeout_s", "smoke_output_limit_bytes")),
@@ -18,6 +18,7 @@ HELP: dict[str, str] = {
     "exclude_globs": "Paths left untranslated and uncompiled, one glob per line (vendored code, third-party trees).",
     "target_hip_version": "The HIP version the translation writes for, e.g. 6.4; empty: the installed one.",
     "disabled_fix_rules": "Build-file fix rules not to apply, by rule id (one per line).",
+    "toolchain": "The ROCm toolchain root to build and run with, by name (e.g. rocm-6.4); empty: the newest installed.",
     "build_mode": "per_tu compiles every translation unit with hipcc; project runs the project's own build (CMake, make or a command).",
     "build_command": "For build_mode project: the command that builds the translated tree; empty: detect CMake or make.",
     "offload_archs": "AMD GPU targets to compile for, one per line (gfx90a = MI200, gfx942 = MI300). Smoke runs on a runner with one of them.",

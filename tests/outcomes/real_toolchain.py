@@ -1,43 +1,36 @@
-"""Real hipcc output from the ROCm toolchain root, for the cause and notebook tests.
+"""Real tool output from the ROCm toolchain root, for the cause and notebook tests.
 
-Each snippet is compiled (``-fsyntax-only``, or with extra flags) by the root's hipcc inside a
-bubblewrap sandbox over the root: nothing of the host but the workspace is visible. The output is
-parsed by our own compiler-output parser into the shape the compile stage stores.
+Each snippet is built by the root's own tools (hipcc, the linker, CMake, make) through the project's
+sandbox over the root: nothing of the host but the workspace is visible. Compiler output is parsed
+by our own parser into the shape the compile stage stores, with the toolchain as detected in the root.
 """
 from __future__ import annotations
 
-import shutil
-import subprocess
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from worker.toolchain.detect import _library_status
+from worker.toolchain.detect import describe_root
 from worker.toolchain.diagnostics import parse_compiler_output
-from worker.toolchain.rocm_libraries import ROCM_LIBRARIES
+from worker.toolchain.roots import ToolchainRoot, default_root
+from worker.toolchain.sandbox import Sandbox, SandboxLimits
 
-ROOT = Path("/var/cache/migrator/toolchains/rocm-6.4")
 ARCH = "gfx90a"
 
 
-def require_root() -> Path:
-    if not (ROOT / "usr" / "bin" / "hipcc").exists() or shutil.which("bwrap") is None:
-        pytest.skip("the ROCm 6.4 toolchain root (built by ./dev) or bubblewrap is absent")
-    return ROOT
+def require_root() -> ToolchainRoot:
+    root = default_root()
+    if root is None:
+        pytest.skip("no ROCm toolchain root (./dev builds one)")
+    return root
 
 
 def run_in_root(workspace: Path, argv: list[str], timeout_s: int = 120) -> tuple[int, str]:
     """Run ``argv`` in the root with ``workspace`` mounted at /workspace; (exit code, output)."""
-    require_root()
-    command = [
-        "bwrap", "--ro-bind", str(ROOT), "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-        "--bind", str(workspace), "/workspace", "--chdir", "/workspace", "--unshare-all", "--die-with-parent",
-        "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HIP_PLATFORM", "amd", "--setenv", "HOME", "/tmp",
-        *argv,
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
-    return done.returncode, done.stdout + done.stderr
+    workspace.mkdir(parents=True, exist_ok=True)
+    box = Sandbox(require_root(), workspace, read_only=())
+    result = box.run(argv, limits=SandboxLimits(timeout_s=timeout_s, memory_mb=0))
+    return result.process.returncode, result.process.output
 
 
 def hipcc_output(workspace: Path, name: str, source: str, flags: tuple[str, ...] = ("-fsyntax-only",)) -> tuple[int, str]:
@@ -49,9 +42,7 @@ def hipcc_output(workspace: Path, name: str, source: str, flags: tuple[str, ...]
 
 def root_toolchain() -> dict[str, object]:
     """What the compile stage stores as ``toolchain`` for this root (libraries detected in it)."""
-    rocm = require_root() / "usr"
-    return {"name": "rocm-6.4", "hipcc_version": "6.4", "rocm_path": "/usr",
-            "libraries": [asdict(_library_status(lib, rocm)) for lib in ROCM_LIBRARIES]}
+    return describe_root(require_root()).to_dict()
 
 
 def compile_data(workspace: Path, sources: dict[str, str], flags: tuple[str, ...] = ("-fsyntax-only",),

@@ -57,6 +57,8 @@ def test_a_smoke_run_on_a_fake_gpu_is_labelled_in_every_output(  # type: ignore[
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a")
     monkeypatch.setenv("MIGRATOR_GPU_LOCK_DIR", str(tmp_path / "locks"))
     settings.MIGRATOR_HOST_BACKOFF_S = 0.01
+    settings.MIGRATOR_ALLOWED_HOST_API_BASES = [host.url]  # the local fake, as an administrator would allow it
+    settings.MIGRATOR_HOST_API_TRUSTED_NETWORKS = ["127.0.0.0/8"]
     only_stages("fetch", "smoke")
     project = actions.create_project(team_user[1], "demo", user=None)
     project.settings = {"smoke_command": PRINT_SUM, "smoke_compare_reference": False}

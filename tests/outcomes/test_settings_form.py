@@ -54,7 +54,7 @@ def test_bad_fields_each_get_their_own_message(alice_client: Client, project: Pr
     page = answer.content.decode()
     assert answer.status_code == 200
     for name, message in (("offload_archs", "not an AMD GPU target"), ("cxx_std", "not a C++ dialect"),
-                          ("compile_timeout_s", "must be positive"), ("smoke_checks", "not valid JSON")):
+                          ("compile_timeout_s", "must be between 1 and"), ("smoke_checks", "not valid JSON")):
         block = page[page.index(f'id="setting-{name}"'):].split('<p class="help')[0]
         assert "field-errors" in block and message in block, name
     project.refresh_from_db()

@@ -1,9 +1,7 @@
-"""A parent's CUDA reference is reused only for the same smoke command and build; an external hipify
-engine that fails on some files fails the stage with the count."""
+"""A parent's CUDA reference is reused only for the same smoke command and build."""
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
 
 import pytest
@@ -11,7 +9,7 @@ import pytest
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.runner.reference_reuse import reference_key
-from worker.stages import hipify, smoke
+from worker.stages import smoke
 
 PRINT_SUM = "python3 -c \"print('sum = 42.0')\""
 PIN = "c" * 64
@@ -66,31 +64,3 @@ def test_other_build_settings_change_the_key() -> None:
     assert reference_key(base, PIN) == reference_key(ProjectSettings.from_dict({"smoke_command": PRINT_SUM}), PIN)
     assert reference_key(base, PIN) != reference_key(ProjectSettings.from_dict({"smoke_command": PRINT_SUM, "defines": ["N=4"]}), PIN)
     assert reference_key(base, PIN) != reference_key(base, "d" * 64)
-
-
-ENGINE = """#!/bin/sh
-# A hipify-perl stand-in: translates like the real one's -o= form, but fails on files holding BROKEN.
-for arg in "$@"; do case "$arg" in -o=*) out="${arg#-o=}";; -*) ;; *) src="$arg";; esac; done
-if grep -q BROKEN "$src"; then echo "syntax error at $src line 3" >&2; exit 2; fi
-sed 's/cudaMalloc/hipMalloc/g' "$src" > "$out"
-"""
-
-
-def test_an_external_engine_failing_on_some_files_fails_the_stage_with_the_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "hipify-perl").write_text(ENGINE)
-    (bin_dir / "hipify-perl").chmod(stat.S_IRWXU)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    workspace = Workspace(tmp_path / "run")
-    (workspace.source / "src").mkdir(parents=True)
-    (workspace.source / "src" / "a.cu").write_text("void f(float** p) { cudaMalloc(p, 4); }\n")
-    (workspace.source / "src" / "b.cu").write_text("// BROKEN\nvoid g() {}\n")
-    (workspace.source / "src" / "c.cu").write_text("void h(float** p) { cudaMalloc(p, 8); }\n")
-    workspace.ensure()
-    ctx = StageContext(run_id=1, project_id=1, workspace=workspace, cache_dir=tmp_path / "cache", source_spec={},
-                       settings=ProjectSettings.from_dict({"hipify_engine": "hipify-perl"}))
-    result = hipify.run(ctx)
-    assert result.outcome == "failed"
-    assert result.summary == "hipify-perl failed on 1 of 3 files (src/b.cu); they were left untranslated"
-    assert (workspace.hip / "src" / "a.cu").read_text().count("hipMalloc") == 1
