@@ -241,6 +241,7 @@ def summary_line(groups: Sequence[CauseGroup]) -> str:
     parts = []
     for index, group in enumerate(groups):
         names = f": {', '.join(group.names[:MAX_NAMES])}{', ...' if len(group.names) > MAX_NAMES else ''}" if group.names else ""
-        verb = " fail because " if index == 0 else " on "
+        count = len(group.files)
+        verb = (" fails because " if count == 1 else " fail because ") if index == 0 else " on "
         parts.append(f"{counted(len(group.files), 'file')}{verb}{group.reason}{names} ({KIND_LABELS[group.kind]})")
     return "; ".join(parts)
