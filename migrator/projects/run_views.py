@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from migrator.projects import actions
 from migrator.projects.access import get_run_or_404
@@ -135,6 +136,8 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         actions.cancel_run(run)
         messages.success(request, "Cancel requested: queued stages are cancelled, a running stage stops at its next check.")
+    if request.htmx:  # the confirmed htmx post (hx-confirm): reload the run page
+        return HttpResponseClientRedirect(run.get_absolute_url())
     return redirect(run)
 
 
