@@ -136,7 +136,7 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         actions.cancel_run(run)
         messages.success(request, "Cancel requested: queued stages are cancelled, a running stage stops at its next check.")
-    if request.htmx:  # the confirmed htmx post (hx-confirm): reload the run page
+    if getattr(request, "htmx", False):  # the confirmed htmx post (hx-confirm): reload the run page
         return HttpResponseClientRedirect(run.get_absolute_url())
     return redirect(run)
 
