@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from kombu import Queue  # type: ignore[attr-defined]
 
 from migrator.envconf import env_bool, env_fake_gpus, env_https_urls, env_int, env_list, env_mode, env_networks, env_str
+from migrator.localdb import database_credentials, database_engine
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MIGRATOR_VAR_DIR", str(BASE_DIR / "var")))
@@ -137,8 +138,10 @@ TEMPLATES = [
 ]
 
 # PostgreSQL is the production database (full-text search). SQLite is a fallback only for machines
-# where PostgreSQL cannot be had; search then degrades to substring matching.
-DB_ENGINE = env_str("MIGRATOR_DB_ENGINE", "postgresql")
+# where PostgreSQL cannot be had; search then degrades to substring matching. Without MIGRATOR_DB_* in the
+# environment, the engine and the role that ./dev set up are read from VAR_DIR (see migrator/localdb.py).
+DB_ENGINE = database_engine(VAR_DIR)
+_db_credentials = database_credentials(VAR_DIR)  # lower case: never shown among settings
 DATABASES: dict[str, dict[str, object]]
 if DB_ENGINE == "sqlite":
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(VAR_DIR / "migrator.sqlite3")}}
@@ -147,8 +150,8 @@ else:
         "default": {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": env_str("MIGRATOR_DB_NAME", "migrator"),
-            "USER": env_str("MIGRATOR_DB_USER", "postgres"),
-            "PASSWORD": env_str("MIGRATOR_DB_PASSWORD", ""),
+            "USER": _db_credentials.user,
+            "PASSWORD": _db_credentials.password,
             "HOST": env_str("MIGRATOR_DB_HOST", "127.0.0.1"),
             "PORT": env_int("MIGRATOR_DB_PORT", 5432),
             "CONN_MAX_AGE": env_int("MIGRATOR_DB_CONN_MAX_AGE", 60),

@@ -5,6 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from migrator.localdb import database_credentials
+
+# The database role ./dev made is kept in the installation's var folder; the tests' own files go elsewhere.
+# Exported, so the worker processes that tests start find the same role.
+_db_credentials = database_credentials(Path(os.environ.get("MIGRATOR_VAR_DIR", Path(__file__).parent.parent / "var")))
+os.environ.setdefault("MIGRATOR_DB_USER", _db_credentials.user)
+os.environ.setdefault("MIGRATOR_DB_PASSWORD", _db_credentials.password)
 os.environ["MIGRATOR_MODE"] = "test"  # fake GPUs allowed (the runner tests lease them)
 os.environ.setdefault("MIGRATOR_VAR_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "migrator-tests"))
 

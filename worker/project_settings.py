@@ -12,6 +12,9 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from worker.runner.preset_train import PresetError
+from worker.runner.presets import preset_from_dict
+
 BuildMode = Literal["per_tu", "project"]
 HipifyEngine = Literal["builtin", "hipify-perl", "hipify-clang"]
 LaunchStyle = Literal["chevron", "ggl"]
@@ -48,6 +51,8 @@ class SmokeCheck:
 
 @dataclass(frozen=True)
 class ProjectSettings:
+    # fetch: one directory of the repository or archive (relative, inside it); empty = the whole tree
+    source_subdir: str = ""
     # hipify
     hipify_engine: HipifyEngine = "builtin"
     launch_style: LaunchStyle = "chevron"
@@ -78,6 +83,7 @@ class ProjectSettings:
     smoke_compare_reference: bool = True
     smoke_wait_timeout_s: int = 1800
     smoke_output_limit_bytes: int = 1_000_000
+    smoke_preset: dict[str, Any] = dataclasses.field(default_factory=dict)  # a validation preset, else the command
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | None) -> ProjectSettings:
@@ -120,6 +126,7 @@ class ProjectSettings:
             raise SettingsError("offload_archs: name at least one AMD GPU target")
         if self.cxx_std and not re.match(r"^(c|gnu)\+\+(11|14|17|20|23)$", self.cxx_std):
             raise SettingsError(f"cxx_std: {self.cxx_std!r} is not a C++ dialect such as c++17")
+        check_source_subdir(self.source_subdir)
         for flag in (*self.extra_flags, *self.defines, *self.include_dirs, *self.link_libraries):
             if "\0" in flag or "\n" in flag:
                 raise SettingsError(f"flags and paths may not hold NUL or newline characters: {flag!r}")
@@ -132,12 +139,32 @@ def _choices() -> dict[str, tuple[str, ...]]:
     return {name: typing.get_args(hint) for name, hint in hints.items() if typing.get_origin(hint) is Literal}
 
 
+def check_source_subdir(value: str) -> str:
+    """A relative path inside the repository: no absolute path, no ``..``, no backslashes or control characters."""
+    if not value:
+        return value
+    if value.startswith(("/", "~")) or "\\" in value or any(ord(c) < 32 for c in value) or len(value) > 300:
+        raise SettingsError(f"source_subdir: {value!r} must be a relative path inside the repository")
+    parts = [p for p in value.strip("/").split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or parts[0].startswith("-"):
+        raise SettingsError(f"source_subdir: {value!r} must name a directory inside the repository (no '..')")
+    return value
+
+
 def _coerce(name: str, value: Any, default: Any) -> Any:
     if name in _choices():
         allowed = _choices()[name]
         if value not in allowed:
             raise SettingsError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
         return value
+    if name == "smoke_preset":
+        if value in (None, {}):
+            return {}
+        try:
+            preset_from_dict(value)
+        except PresetError as exc:
+            raise SettingsError(f"smoke_preset: {exc}") from exc
+        return dict(value)
     if name == "smoke_checks":
         if not isinstance(value, (list, tuple)):
             raise SettingsError("smoke_checks: must be a list")

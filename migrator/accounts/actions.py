@@ -21,7 +21,7 @@ def create_user_and_team(
         user.is_staff = True
         user.is_superuser = True
     user.save()
-    team, _ = Team.objects.get_or_create(name=team_name, defaults={"slug": slugify(team_name) or "team"})
+    team, _ = ensure_team(team_name)
     Membership.objects.update_or_create(team=team, user=user, defaults={"role": Membership.Role.OWNER})
     return user, team, created
 
@@ -29,3 +29,8 @@ def create_user_and_team(
 def add_member(team: Team, user: AbstractBaseUser, role: str = Membership.Role.MEMBER) -> Membership:
     membership, _ = Membership.objects.update_or_create(team=team, user=user, defaults={"role": role})
     return membership
+
+
+def ensure_team(name: str) -> tuple[Team, bool]:
+    """The team of that name, created when missing. Returns the created flag."""
+    return Team.objects.get_or_create(name=name, defaults={"slug": slugify(name) or "team"})

@@ -129,11 +129,12 @@ def create_project(
         return Status(400, {"detail": "name must have 1 to 120 characters"})
     try:
         git_url, git_ref = _checked_git(payload.git_url, payload.git_ref)
+        settings = {"source_subdir": payload.source_subdir.strip()} if payload.source_subdir.strip() else {}
         project = actions.create_project_from_source(
             _team(request), payload.name.strip(), user=None, git_url=git_url, git_ref=git_ref,
-            upload=archive, upload_name=archive.name or "upload" if archive else "",
+            upload=archive, upload_name=archive.name or "upload" if archive else "", settings=settings,
         )
-    except actions.ActionError as exc:
+    except (actions.ActionError, SettingsError) as exc:
         return Status(400, {"detail": str(exc)})
     return Status(201, project)
 

@@ -17,6 +17,7 @@ class ProjectIn(Schema):
     name: str
     git_url: str = ""
     git_ref: str = ""
+    source_subdir: str = ""  # one directory of the repository (fetched as a sparse clone)
 
 
 class ProjectOut(Schema):

@@ -114,17 +114,19 @@ def _explain(command: str, output: str) -> str:
     return f"git {command} failed: {last}"
 
 
-def _fetch_ref(ref: str, dest: Path, env: dict[str, str], timeout: int, log: Callable[[str], None]) -> str:
-    """Fetch ``ref`` at depth 1; return what to check out."""
+def _fetch_ref(ref: str, dest: Path, env: dict[str, str], timeout: int, log: Callable[[str], None],
+               partial: bool = False) -> str:
+    """Fetch ``ref`` at depth 1 (``partial``: trees only, blobs come with the sparse checkout); return what to check out."""
+    blobs = ["--filter=blob:none"] if partial else []
     try:
-        _git(["fetch", "--depth", "1", "--no-tags", "origin", "--", ref or "HEAD"], dest, env, timeout, log)
+        _git(["fetch", "--depth", "1", "--no-tags", *blobs, "origin", "--", ref or "HEAD"], dest, env, timeout, log)
         return "FETCH_HEAD"
     except GitSourceError:
         if not re.fullmatch(r"[0-9a-f]{7,64}", ref):
             raise
     # Abbreviated commit ids (and servers refusing a fetch by id) need the full history.
     log("shallow fetch by commit id refused; fetching full history\n")
-    _git(["fetch", "--no-tags", "origin"], dest, env, timeout, log)
+    _git(["fetch", "--no-tags", *blobs, "origin"], dest, env, timeout, log)
     try:
         return _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], dest, env, timeout, log)
     except GitSourceError as exc:
@@ -142,9 +144,13 @@ def remove_links_leaving(root: Path, log: Callable[[str], None] = lambda _: None
 
 def shallow_clone(
     url: str, ref: str, dest: Path, *, allow_local: bool, timeout: int = 300,
-    log: Callable[[str], None] = lambda _: None,
+    log: Callable[[str], None] = lambda _: None, sparse_dir: str = "",
 ) -> CloneResult:
-    """Fetch ``ref`` (branch, tag, commit; empty = remote HEAD) at depth 1 into ``dest``; drop ``.git``."""
+    """Fetch ``ref`` (branch, tag, commit; empty = remote HEAD) at depth 1 into ``dest``; drop ``.git``.
+
+    ``sparse_dir`` (checked by the caller: relative, no ``..``) limits the checkout to that directory
+    (plus the files at the top level) and fetches only the blobs it needs: a partial, sparse clone.
+    """
     url = check_git_url(url, allow_local=allow_local)
     ref = check_ref(ref)
     env = _git_env(allow_local)
@@ -152,7 +158,9 @@ def shallow_clone(
     try:
         _git(["init", "-q"], dest, env, timeout, log)
         _git(["remote", "add", "origin", "--", url], dest, env, timeout, log)
-        target = _fetch_ref(ref, dest, env, timeout, log)
+        if sparse_dir:
+            _git(["sparse-checkout", "set", "--cone", "--", sparse_dir.strip("/")], dest, env, timeout, log)
+        target = _fetch_ref(ref, dest, env, timeout, log, partial=bool(sparse_dir))
         _git(["checkout", "-q", "--detach", target], dest, env, timeout, log)
         commit = _git(["rev-parse", "HEAD"], dest, env, timeout, log)
         shutil.rmtree(dest / ".git")

@@ -15,7 +15,7 @@ SEED_PATH = SEED_DIR / "entries.yaml"
 REAL_FAILURES_PATH = SEED_DIR / "real_failures.yaml"
 SEED_PATHS: tuple[Path, ...] = (SEED_PATH, REAL_FAILURES_PATH)
 
-# The only slugs findings and diagnostics may reference (docs/HELPERS-COMMON.md).
+# The only slugs findings and diagnostics may reference.
 NOTEBOOK_SLUGS: tuple[str, ...] = (
     "cuda-header-not-found",
     "cmake-findcuda",

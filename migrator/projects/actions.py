@@ -6,7 +6,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from django.conf import settings as django_settings
 from django.contrib.auth.models import User
@@ -47,10 +47,10 @@ def create_project(
 @transaction.atomic
 def create_project_from_source(
     team: Team, name: str, *, user: User | None, git_url: str = "", git_ref: str = "",
-    upload: IO[bytes] | None = None, upload_name: str = "",
+    upload: IO[bytes] | None = None, upload_name: str = "", settings: dict[str, Any] | None = None,
 ) -> Project:
     """A project and its first archive together: a rejected upload leaves no project behind."""
-    project = create_project(team, name, user=user, git_url=git_url, git_ref=git_ref)
+    project = create_project(team, name, user=user, git_url=git_url, git_ref=git_ref, settings=settings)
     if upload is not None:
         store_archive(project, upload, upload_name or "upload", user)
     return project
@@ -60,10 +60,12 @@ def create_project_from_source(
 def create_project_and_run(
     team: Team, name: str, *, user: User | None, git_url: str = "", git_ref: str = "",
     upload: IO[bytes] | None = None, upload_name: str = "", trigger: str = Trigger.WEB,
+    settings: dict[str, Any] | None = None,
 ) -> Run:
     """Project, archive and first run in one transaction; the caller starts the run (after commit)."""
     project = create_project_from_source(
-        team, name, user=user, git_url=git_url, git_ref=git_ref, upload=upload, upload_name=upload_name
+        team, name, user=user, git_url=git_url, git_ref=git_ref, upload=upload, upload_name=upload_name,
+        settings=settings,
     )
     return create_run(project, user=user, trigger=trigger)
 

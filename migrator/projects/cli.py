@@ -10,9 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.urls import NoReverseMatch, reverse
 
-from migrator.accounts.models import Team
+from migrator.accounts.actions import ensure_team
+from migrator.accounts.models import Membership, Team
 from migrator.lib.gitsource import check_git_url
 from migrator.projects import actions
 from migrator.projects.constants import RunState, Trigger
@@ -94,12 +98,38 @@ def _record_run(choice: SourceChoice, name: str, team: Team, ref: str, settings:
     return actions.create_run(project, user=None, trigger=Trigger.CLI, archive=archive, ref=ref)
 
 
+def first_users_team() -> Team:
+    """The team of the first user (the one ``./dev up`` created), so what the CLI runs is theirs to see."""
+    user = get_user_model().objects.filter(memberships__isnull=False).order_by("date_joined", "pk").first()
+    if user is None:
+        raise actions.ActionError(
+            "no user belongs to a team yet: start once with ./dev up (it creates the first user), "
+            "or create one with manage.py create_team_user USER TEAM, or pass --team"
+        )
+    membership = Membership.objects.filter(user=user).select_related("team").order_by("joined_at", "pk").first()
+    assert membership is not None  # the filter above found one
+    return membership.team
+
+
+def choose_team(name: str) -> Team:
+    """The named team (created when missing), else the first user's."""
+    return ensure_team(name)[0] if name else first_users_team()
+
+
+def run_link(run: Run) -> str:
+    """Where the run's report opens in the dashboard (the run page where the reports app is not installed)."""
+    try:
+        path = reverse("reports:run", args=[run.pk])
+    except NoReverseMatch:
+        path = reverse("projects:run", args=[run.pk])
+    return str(django_settings.MIGRATOR_PUBLIC_URL).rstrip("/") + path
+
+
 def migrate_repo(
-    path_or_url: str, *, ref: str = "", team_name: str = "cli", project_name: str = "",
+    path_or_url: str, *, ref: str = "", team: Team, project_name: str = "",
     settings: dict[str, object] | None = None, on_stage: Callable[[Stage], None] = lambda s: None,
 ) -> Run:
     choice = classify_source(path_or_url)
-    team, _ = Team.objects.get_or_create(name=team_name, defaults={"slug": team_name})
     name = project_name or Path(path_or_url.rstrip("/")).name.removesuffix(".git") or "repository"
     run = _record_run(choice, name, team, ref, settings)
     return pipeline.run_sync(run, on_stage=on_stage)

@@ -12,7 +12,7 @@ from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref
 from migrator.projects.actions import settings_to_store
 from migrator.projects.constants import REUSABLE_STAGE_STATES, STAGE_NAMES
 from migrator.projects.models import Stage
-from worker.project_settings import SettingsError
+from worker.project_settings import SettingsError, check_source_subdir
 
 
 def _check_url(url: str, allow_local: bool) -> str:
@@ -35,6 +35,8 @@ class NewProjectForm(forms.Form):
     archive = forms.FileField(required=False, help_text=".zip, .tar, .tar.gz or .tgz")
     git_url = forms.CharField(required=False, max_length=500, label="Git URL")
     git_ref = forms.CharField(required=False, max_length=200, label="Branch, tag or commit")
+    source_subdir = forms.CharField(required=False, max_length=300, label="Only this directory",
+                                    help_text="e.g. sgl-kernel: a large repository is fetched as a sparse clone")
 
     def __init__(self, *args: Any, teams: Any, allow_local_git: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -53,6 +55,18 @@ class NewProjectForm(forms.Form):
             data["git_url"] = _check_url(data["git_url"], self.allow_local_git)
             data["git_ref"] = _check_ref(data.get("git_ref", ""))
         return data
+
+    def clean_source_subdir(self) -> str:
+        value = str(self.cleaned_data.get("source_subdir") or "").strip()
+        try:
+            return check_source_subdir(value)
+        except SettingsError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def project_settings(self) -> dict[str, object]:
+        """The settings the new project starts with (only what differs from the defaults)."""
+        subdir = self.cleaned_data.get("source_subdir")
+        return {"source_subdir": subdir} if subdir else {}
 
 
 class StartRunForm(forms.Form):

@@ -18,13 +18,18 @@ from migrator.projects.settings_help import GROUPS, HELP
 from worker.project_settings import ProjectSettings, SettingsError
 
 LIST_HELP = " One per line."
+JSON_SETTINGS = ("smoke_checks", "smoke_preset")  # structured values, edited as JSON
+
+
+def _empty_json(name: str) -> Any:
+    return {} if isinstance(getattr(ProjectSettings(), name), dict) else []
 
 
 def _field_for(name: str, hint: Any, default: Any) -> forms.Field:
     help_text = HELP.get(name, "")
     if typing.get_origin(hint) is typing.Literal:
         return forms.ChoiceField(choices=[(v, v) for v in typing.get_args(hint)], help_text=help_text)
-    if name == "smoke_checks":
+    if name in JSON_SETTINGS or isinstance(default, dict):
         return forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}), help_text=help_text)
     if isinstance(default, bool):
         return forms.BooleanField(required=False, help_text=help_text)
@@ -39,7 +44,7 @@ def _field_for(name: str, hint: Any, default: Any) -> forms.Field:
 def initial_values(settings: ProjectSettings) -> dict[str, Any]:
     values = settings.to_dict()
     for name, value in values.items():
-        if name == "smoke_checks":
+        if name in JSON_SETTINGS or isinstance(value, dict):
             values[name] = json.dumps(value, indent=1) if value else ""
         elif isinstance(value, (list, tuple)):
             values[name] = "\n".join(str(v) for v in value)
@@ -61,11 +66,11 @@ class ProjectSettingsForm(forms.Form):
         return grouped + ([("Other", others)] if others else [])
 
     def _raw_value(self, name: str, value: Any) -> Any:
-        if name == "smoke_checks":
+        if name in JSON_SETTINGS or isinstance(getattr(ProjectSettings(), name), dict):
             try:
-                return json.loads(value) if value and value.strip() else []
+                return json.loads(value) if value and value.strip() else _empty_json(name)
             except json.JSONDecodeError as exc:
-                raise SettingsError(f"smoke_checks: not valid JSON: {exc}") from exc
+                raise SettingsError(f"{name}: not valid JSON: {exc}") from exc
         if isinstance(getattr(ProjectSettings(), name), tuple):
             return [line.strip() for line in (value or "").splitlines() if line.strip()]  # flags may hold commas
         return value

@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Translation", ("hipify_engine", "launch_style", "roc_libraries", "rename_cu_to_hip", "exclude_globs",
+    ("Translation", ("source_subdir", "hipify_engine", "launch_style", "roc_libraries", "rename_cu_to_hip", "exclude_globs",
                      "target_hip_version", "disabled_fix_rules")),
     ("Build", ("toolchain", "build_mode", "build_command", "offload_archs", "cxx_std", "include_dirs", "defines", "extra_flags",
                "link_libraries", "link_target", "compile_timeout_s", "build_timeout_s", "build_memory_mb")),
-    ("Smoke test", ("smoke_command", "smoke_timeout_s", "smoke_expected_exit", "smoke_checks", "smoke_compare_reference",
+    ("Smoke test", ("smoke_preset", "smoke_command", "smoke_timeout_s", "smoke_expected_exit", "smoke_checks", "smoke_compare_reference",
                     "smoke_wait_timeout_s", "smoke_output_limit_bytes")),
 )
 
 HELP: dict[str, str] = {
+    "source_subdir": "The part of the repository to migrate, as a relative directory (e.g. cuda/); empty: the whole tree.",
     "hipify_engine": "Which translator rewrites CUDA into HIP: our builtin engine, or an installed hipify-perl / hipify-clang.",
     "launch_style": "How kernel launches are written: kept as <<<grid, block>>> (chevron) or hipLaunchKernelGGL (ggl).",
     "roc_libraries": "Translate library calls to the roc* libraries (rocBLAS, rocFFT...) instead of the hip* wrappers.",
@@ -31,6 +32,7 @@ HELP: dict[str, str] = {
     "compile_timeout_s": "Seconds one translation unit may compile before it is killed.",
     "build_timeout_s": "Seconds the whole project build may take (build_mode project).",
     "build_memory_mb": "Memory limit of the sandboxed project build, in MB.",
+    "smoke_preset": 'A validation preset run instead of a command, as JSON (e.g. {"preset": "train-steps", ...}); empty: use smoke_command.',
     "smoke_command": "The command run on a ROCm runner's GPU after linking (in build/bin). Empty: smoke is not run and the run can only be partial.",
     "smoke_timeout_s": "Seconds the smoke command may run before its process group is killed.",
     "smoke_expected_exit": "The exit status that counts as success.",

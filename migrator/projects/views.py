@@ -71,7 +71,7 @@ def _project_create(request: HttpRequest) -> HttpResponse:
         upload = data["archive"] or None
         run = actions.create_project_and_run(
             data["team"], data["name"], user=request.user, git_url=data["git_url"], git_ref=data["git_ref"],
-            upload=upload, upload_name=upload.name if upload else "",
+            upload=upload, upload_name=upload.name if upload else "", settings=form.project_settings(),
         )
     except actions.ActionError as exc:
         form.add_error(None, str(exc))

@@ -4,20 +4,23 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from migrator.accounts.models import Team
 from migrator.projects.models import Run
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("team_user")]
 
 
-def _call(*args: str) -> tuple[str, int]:
+def _call(*args: str, err: io.StringIO | None = None) -> tuple[str, int]:
     out = io.StringIO()
     try:
-        call_command("migrate_repo", *args, stdout=out)
+        call_command("migrate_repo", *args, stdout=out, stderr=err or io.StringIO())
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)
@@ -69,3 +72,53 @@ def test_a_failing_run_exits_non_zero(only_stages, git_repo: Path) -> None:  # t
 def test_a_malformed_url_is_a_command_error() -> None:
     with pytest.raises(CommandError, match="unsupported git URL"):
         call_command("migrate_repo", "ftp://example.com/x")
+
+
+def _small_tree(tmp_path: Path) -> Path:
+    src = tmp_path / "kernels"
+    src.mkdir()
+    (src / "a.cu").write_text("__global__ void k() {}\n")
+    return src
+
+
+def _report_path(output: str) -> str:
+    link = next(line for line in output.splitlines() if line.startswith("report: "))
+    return urlsplit(link.removeprefix("report: ")).path
+
+
+def test_by_default_the_run_is_the_first_users_and_its_report_link_opens_for_them(  # type: ignore[no-untyped-def]
+    only_stages, tmp_path: Path, client, team_user, other_team_user
+) -> None:
+    only_stages("fetch")
+    output, code = _call(str(_small_tree(tmp_path)))
+    run = Run.objects.get()
+    assert code == 0 and run.project.team == team_user[1] and "(team Alpha)" in output
+    path = _report_path(output)
+    assert path == f"/runs/{run.pk}/report"
+    client.force_login(team_user[0])
+    assert client.get(path).status_code == 200
+    client.force_login(other_team_user[0])  # a later user in another team does not see it
+    assert client.get(path).status_code == 404
+
+
+def test_team_chooses_the_team(only_stages, tmp_path: Path, other_team_user) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    err = io.StringIO()
+    output, code = _call(str(_small_tree(tmp_path)), "--team", "Beta", err=err)
+    assert code == 0 and Run.objects.get().project.team == other_team_user[1] and err.getvalue() == ""
+
+
+def test_a_new_team_is_created_with_a_warning_that_nobody_is_in_it(only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    err = io.StringIO()
+    _, code = _call(str(_small_tree(tmp_path)), "--team", "Nightly builds", err=err)
+    team = Team.objects.get(name="Nightly builds")
+    assert code == 0 and Run.objects.get().project.team == team and team.slug == "nightly-builds"
+    assert "team 'Nightly builds' has no members" in err.getvalue()
+
+
+def test_without_any_user_the_default_team_is_a_clear_error(tmp_path: Path) -> None:
+    get_user_model().objects.all().delete()
+    with pytest.raises(CommandError, match="no user belongs to a team yet"):
+        call_command("migrate_repo", str(_small_tree(tmp_path)))
+    assert not Run.objects.exists()

@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from migrator.projects import actions, transitions
 from migrator.projects.constants import StageState
+from tests.markers import requires_nvcc
 from worker import pipeline, presence
 from worker.dispatch import send_stage
 from worker.stages.smoke import REFERENCE_ARTIFACT, REFERENCE_PENDING
@@ -45,6 +46,7 @@ def test_a_reference_run_is_sent_beside_smoke_when_a_cuda_runner_is_online(fetch
     assert marker.exists() and smoke.queue == "rocm.gfx90a" and smoke.task_id
 
 
+@requires_nvcc
 def test_the_reference_build_uses_nvcc_and_reports_the_missing_gpu(fetched_run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
     artifacts = pipeline.workspace_for(fetched_run.pk).artifacts

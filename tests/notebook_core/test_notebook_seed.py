@@ -1,6 +1,3 @@
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +10,8 @@ from migrator.lib.sig_seed import (
     load_seed_entries,
 )
 from migrator.lib.signatures import Matcher, SignatureSpec, compile_signatures
+from worker.toolchain.roots import default_root
+from worker.toolchain.sandbox import Sandbox, SandboxLimits
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -202,30 +201,16 @@ def test_real_tool_output_ranks_the_right_entry_first(
     assert _ranked_slugs(matcher, seed, log)[:1] == [slug]
 
 
-@pytest.mark.skipif(shutil.which("hipcc") is None, reason="hipcc not installed")
 def test_live_hipcc_header_error_still_matches(
     matcher: Matcher, seed: list[SeedEntry], tmp_path: Path
 ) -> None:
-    source = tmp_path / "probe.cu"
-    source.write_text("#include <cuda_runtime.h>\nint main() { return 0; }\n")
-    completed = subprocess.run(
-        [
-            "hipcc",
-            "--offload-arch=gfx90a",
-            "-c",
-            str(source),
-            "-o",
-            str(tmp_path / "probe.o"),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HIP_PLATFORM": "amd"},
-        check=False,
-    )
-    assert completed.returncode != 0
-    assert _ranked_slugs(matcher, seed, completed.stdout + completed.stderr)[:1] == [
-        "cuda-header-not-found"
-    ]
+    root = default_root()
+    assert root is not None, "no toolchain root: ./dev builds it (scripts/toolchain-root ensure)"
+    (tmp_path / "probe.cu").write_text("#include <cuda_runtime.h>\nint main() { return 0; }\n")
+    command = ["hipcc", "--offload-arch=gfx90a", "-c", "probe.cu", "-o", "probe.o"]
+    completed = Sandbox(root, tmp_path).run(command, limits=SandboxLimits(timeout_s=600, memory_mb=4096))
+    assert completed.process.returncode != 0
+    assert _ranked_slugs(matcher, seed, completed.process.output)[:1] == ["cuda-header-not-found"]
 
 
 def test_loader_names_the_entry_with_a_bad_signature(tmp_path: Path) -> None:

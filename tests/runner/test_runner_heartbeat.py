@@ -1,6 +1,7 @@
 import datetime
 import os
 
+from tests.markers import requires_nvcc
 from worker.runner.heartbeat import (
     build_heartbeat,
     parse_hipcc_version,
@@ -17,6 +18,7 @@ def test_rocm_heartbeat_names_host_queues_toolchain_and_fake_gpus(monkeypatch):
     assert datetime.datetime.fromisoformat(beat["time"]).tzinfo is not None
 
 
+@requires_nvcc
 def test_cuda_heartbeat_reports_nvcc_and_why_there_is_no_gpu(monkeypatch):
     monkeypatch.delenv("MIGRATOR_FAKE_GPUS", raising=False)
     beat = build_heartbeat("cuda", ["cuda"])

@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from tests.markers import requires_nvcc
 from worker.project_settings import ProjectSettings
 from worker.runner.reference import (
     build_cuda_reference,
@@ -41,6 +42,7 @@ def test_units_skip_excluded_folders_and_main_is_found(tmp_path):
     assert defines_main(tree / "src/vecadd.cu") and not defines_main(tree / "src/kernel.cu")
 
 
+@requires_nvcc
 def test_nvcc_builds_the_original_sources_per_unit_and_links_main(tmp_path):
     tree = _tree(tmp_path / "src-tree")
     settings = ProjectSettings(defines=("SCALE=3",))
@@ -52,6 +54,7 @@ def test_nvcc_builds_the_original_sources_per_unit_and_links_main(tmp_path):
     assert (tmp_path / "ref" / "vecadd").is_file()
 
 
+@requires_nvcc
 def test_a_compile_error_is_a_failed_result_with_the_message(tmp_path):
     tree = tmp_path / "src-tree"
     tree.mkdir()

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.markers import requires_nvcc
 from worker.context import StageCancelled, StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.stages import smoke
@@ -102,6 +103,7 @@ int main() {
 """
 
 
+@requires_nvcc
 def test_run_reference_builds_with_nvcc_runs_and_writes_the_artifact(tmp_path, monkeypatch):
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
     ctx = _ctx(tmp_path, smoke_command="./vecadd")

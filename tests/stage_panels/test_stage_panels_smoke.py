@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from migrator.projects.models import Run
 from tests.conftest import VADD_CU
+from tests.markers import requires_nvcc
 from tests.stage_panels.panel_project import HOSTILE_TEXT, assert_no_raw_hostile, panel_of, stage_page, start_run
 from worker.pipeline import execute_reference, run_sync, workspace_for
 
@@ -60,6 +61,7 @@ def test_smoke_panel_marks_a_failing_check(alice_client, team_user, fake_gpus) -
     assert_no_raw_hostile(page)  # printed by the program: in the panel's output and in the log
 
 
+@requires_nvcc
 def test_smoke_panel_puts_the_cuda_reference_run_beside_the_rocm_run(alice_client, team_user, fake_gpus) -> None:  # type: ignore[no-untyped-def]
     # The lease pins HIP_VISIBLE_DEVICES on AMD and CUDA_VISIBLE_DEVICES on NVIDIA: the outputs differ on one line.
     command = "python3 -c \"import os; print('sum = 42.0'); print('lanes', 64 if 'HIP_VISIBLE_DEVICES' in os.environ else 32)\""

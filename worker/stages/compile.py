@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 
 from worker.context import StageContext, StageResult
+from worker.stages.kind_gate import kind_gate
 from worker.toolchain.compile import FileResult, compile_tree
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.linemap import TreeLineMap
@@ -33,6 +34,8 @@ from worker.toolchain.stage_data import (
 
 
 def run(ctx: StageContext) -> StageResult:
+    if (gated := kind_gate(ctx, "compile")) is not None:  # project kinds (issue 16): not applicable, or needs ROCm PyTorch
+        return gated
     if not ctx.workspace.hip.is_dir():
         return StageResult("failed", "No translated tree to compile: the hipify stage did not produce workspace/hip.")
     toolchain = detect_toolchain(ctx.settings.toolchain)

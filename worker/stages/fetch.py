@@ -4,7 +4,9 @@ Input: ``ctx.source_spec``: ``{"kind": "archive", "path", "sha256", "name", "lim
 ``{"kind": "git", "url", "ref", "allow_local", "timeout_s"}``.
 Output data: the pinned source (archive sha256 or resolved commit id), file and byte counts.
 Failure modes (all failed results with a clear summary, nothing written outside the workspace):
-unsafe or corrupt archives, archives over the limits, malformed/unreachable git URLs, unknown refs.
+unsafe or corrupt archives, archives over the limits, malformed/unreachable git URLs, unknown refs,
+a ``source_subdir`` setting that names no directory of the tree. With ``source_subdir`` a git source is
+fetched as a partial, sparse clone of that directory, and ``workspace.source`` holds only that directory.
 """
 from __future__ import annotations
 
@@ -25,10 +27,35 @@ def run(ctx: StageContext) -> StageResult:
         shutil.rmtree(dest)  # a redelivered stage starts clean
     ctx.workspace.ensure()
     if spec.get("kind") == "archive":
-        return _fetch_archive(ctx, spec, dest)
-    if spec.get("kind") == "git":
-        return _fetch_git(ctx, spec, dest)
-    return StageResult.failed(f"unknown source kind {spec.get('kind')!r}")
+        result = _fetch_archive(ctx, spec, dest)
+    elif spec.get("kind") == "git":
+        result = _fetch_git(ctx, spec, dest)
+    else:
+        return StageResult.failed(f"unknown source kind {spec.get('kind')!r}")
+    subdir = ctx.settings.source_subdir.strip("/")
+    if result.outcome != "passed" or not subdir:
+        return result
+    error = narrow_to_subdir(dest, subdir)
+    if error:
+        return StageResult.failed(error, **result.data)
+    ctx.log(f"kept only {subdir}/ (source_subdir)\n")
+    files, size = _count_tree(dest)
+    return StageResult.passed(f"{result.summary}; kept {subdir}/: {files} files ({_human(size)})",
+                              **{**result.data, "source_subdir": subdir, "files": files, "bytes": size})
+
+
+def narrow_to_subdir(dest: Path, subdir: str) -> str:
+    """Replace ``dest`` by its directory ``subdir``; an error message when there is no such directory."""
+    inner = dest / subdir
+    if inner.is_symlink() or not inner.is_dir() or not inner.resolve().is_relative_to(dest.resolve()):
+        shutil.rmtree(dest, ignore_errors=True)
+        return f"source_subdir: the tree has no directory {subdir}/"
+    whole = dest.with_name(dest.name + ".whole")
+    shutil.rmtree(whole, ignore_errors=True)
+    dest.rename(whole)
+    (whole / subdir).rename(dest)
+    shutil.rmtree(whole)
+    return ""
 
 
 def _fetch_archive(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageResult:
@@ -59,7 +86,7 @@ def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageR
     try:
         result = shallow_clone(
             url, ref, dest, allow_local=bool(spec.get("allow_local")), timeout=int(str(spec.get("timeout_s", 300))),
-            log=ctx.log,
+            log=ctx.log, sparse_dir=ctx.settings.source_subdir,
         )
     except GitSourceError as exc:
         ctx.log(f"failed: {exc}\n")

@@ -24,6 +24,8 @@ from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, is_excluded, walk
 from worker.context import StageContext, StageResult
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
+from worker.stages.pytorch_hipify import apply_python_port
+from worker.stages.torch_engine import run_torch_engine, wants_torch_engine
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
@@ -62,7 +64,11 @@ def run(ctx: StageContext) -> StageResult:
     ctx.workspace.ensure()
     options = options_from(ctx)
     engine_name = ctx.settings.hipify_engine
-    if engine_name == "builtin":
+    # PyTorch extensions: PyTorch's own hipify, what ROCm PyTorch's BuildExtension runs (None: not installed)
+    torch_account = run_torch_engine(ctx) if wants_torch_engine(ctx) else None
+    if torch_account is not None:
+        account = torch_account
+    elif engine_name == "builtin":
         ctx.log(f"hipify: builtin engine, target HIP {'.'.join(map(str, options.resolved_hip_version()))}\n")
         account = translate_tree(source, ctx.workspace.hip, options, progress=ctx.progress, log=ctx.log,
                                  is_cancelled=ctx.is_cancelled)
@@ -83,8 +89,11 @@ def run(ctx: StageContext) -> StageResult:
             return StageResult.failed(f"{engine_name} failed on {len(failed)} of {tried} files "
                                       f"(first: {failed[0].path})", **_data(ctx, account))
     fixes = apply_build_fixes(ctx)
+    python_port = apply_python_port(ctx)  # PyTorch projects: Python/config fixes, requirements-rocm.txt
+    fixes += python_port.fixes
     data = _data(ctx, account)
     data["build_fixes"] = [fix.to_dict() for fix in fixes]
+    data["generated_files"] = python_port.generated
     totals = account.totals()
     files, converted = int(str(totals["files"])), int(str(totals["converted_total"]))
     summary = (f"{totals['changed']} of {counted(files, 'file')} translated, "

@@ -16,12 +16,15 @@ import json
 from pathlib import Path
 
 from worker.context import StageContext, StageResult
+from worker.stages.kind_gate import kind_gate
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.link import link_objects
 from worker.toolchain.stage_data import link_payload
 
 
 def run(ctx: StageContext) -> StageResult:
+    if (gated := kind_gate(ctx, "link")) is not None:  # project kinds (issue 16): not applicable
+        return gated
     compiled = ctx.previous.get("compile")
     if not compiled:
         return StageResult("failed", "No compile results to link: the compile stage has not run.")

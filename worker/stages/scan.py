@@ -16,6 +16,8 @@ from worker.context import StageContext, StageResult
 from worker.scanning.findings import scan_build_files
 from worker.scanning.inventory import build_inventory
 from worker.scanning.model import Finding
+from worker.scanning.project_kind import detect_kind
+from worker.scanning.pytorch_scan import PYTHON_KINDS, pytorch_scan, resolve_options_from_env, rocm_version_for
 from worker.scanning.readiness import summarize
 from worker.wording import counted
 
@@ -57,14 +59,30 @@ def run(ctx: StageContext) -> StageResult:
     ctx.check_cancelled()
     ctx.progress(2, 3)
     readiness = summarize(inventory)
+    kind = detect_kind(source, globs)
+    ctx.log(f"scan: project kind {kind.kind}: {kind.reason}\n")
+    if kind.kind in PYTHON_KINDS:
+        ctx.log("scan: Python touchpoints, and dependencies resolved by pip (binary only, nothing installed)\n")
+    python = pytorch_scan(source, globs, kind, resolve_options_from_env(), rocm_version_for(
+        ctx.settings.target_hip_version), cancel=ctx.is_cancelled)
+    ctx.check_cancelled()
+    if python:
+        ctx.log(f"scan: dependencies: {python['dependencies_summary']}\n")
     ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
     artifact = ctx.workspace.artifacts / "scan.json"
-    full = {"inventory": inventory.to_dict(), "readiness": readiness.to_dict(),
+    full = {"inventory": inventory.to_dict(), "readiness": readiness.to_dict(), "project_kind": kind.to_dict(),
+            **python,
             "findings": [f.to_dict() for f in findings]}
     artifact.write_text(json.dumps(full, indent=1), encoding="utf-8")
     ctx.progress(3, 3)
     summary = _summary(inventory.files_total, len(inventory.cuda_files), findings,
                        readiness.translatable_share, readiness.engine_available)
+    if python:  # a PyTorch project: its Python touchpoints and dependencies count, not only C++ references
+        parts = summary.split("; ")
+        if kind.kind == "python-app":
+            parts = parts[:-1]  # the share of C++ CUDA references says nothing about a Python application
+        summary = "; ".join([kind.kind, *parts, str(python["python_summary"]),
+                             f"dependencies: {python['dependencies_summary']}"])
     ctx.log(f"scan: {summary}\n")
     return StageResult.passed(
         summary,
@@ -75,5 +93,7 @@ def run(ctx: StageContext) -> StageResult:
         findings_by_severity=dict(Counter(f.severity for f in findings)),
         findings_by_rule=dict(Counter(f.rule_id for f in findings).most_common()),
         readiness=full["readiness"],
+        project_kind=full["project_kind"],
+        **python,
         artifact=str(artifact.relative_to(ctx.workspace.root)),
     )

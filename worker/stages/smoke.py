@@ -28,6 +28,7 @@ from worker.runner.gpus import probe
 from worker.runner.job import GpuRun, JobLimits, run_on_gpu
 from worker.runner.reference import build_cuda_reference
 from worker.runner.reference_reuse import decide_reuse, reference_key
+from worker.stages.smoke_presets import run_preset_reference, run_preset_stage
 from worker.toolchain.roots import ToolchainNotFound, select_root
 from worker.toolchain.sandbox import Sandbox
 
@@ -136,6 +137,9 @@ def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] |
 
 def run(ctx: StageContext) -> StageResult:
     settings = ctx.settings
+    preset = settings.smoke_preset  # a validation preset instead of a command
+    if preset:
+        return run_preset_stage(ctx, preset)
     if not settings.smoke_command.strip():
         return StageResult.skipped("no smoke command configured in project settings", no_smoke_command=True)
     build = ctx.workspace.build
@@ -233,6 +237,9 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     tails. ``ok`` is true when the reference ran as expected and passed its text/regex checks.
     """
     settings = ctx.settings
+    preset = settings.smoke_preset  # a validation preset: run it on the CUDA side too
+    if preset:
+        return run_preset_reference(ctx, preset)
     if not settings.smoke_command.strip():
         return {"ok": False, "summary": "no smoke command configured in project settings"}
     found = probe("cuda")

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from migrator.lib.gitsource import GitSourceError
 from migrator.projects.actions import ActionError
-from migrator.projects.cli import exit_code, format_stage_line, migrate_repo, write_report
+from migrator.projects.cli import choose_team, exit_code, format_stage_line, migrate_repo, run_link, write_report
 from migrator.projects.verdict import run_verdict
 from worker.project_settings import SettingsError
 
@@ -24,26 +24,34 @@ class Command(BaseCommand):
         parser.add_argument("source", metavar="PATH_OR_URL")
         parser.add_argument("--ref", default="", help="branch, tag or commit (git sources)")
         parser.add_argument("--report", type=Path, help="write a report: .json (default) or .md")
-        parser.add_argument("--team", default="cli", help="team owning the project (created if missing)")
+        parser.add_argument(
+            "--team", default="", help="team owning the project (created if missing); default: the first user's team"
+        )
         parser.add_argument("--project", default="", help="project name (default: from the path or URL)")
         parser.add_argument("--project-settings", dest="project_settings", default=None, help="project settings as a JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
         settings = json.loads(options["project_settings"]) if options["project_settings"] else None
         try:
+            team = choose_team(options["team"])
             run = migrate_repo(
-                options["source"], ref=options["ref"], team_name=options["team"], project_name=options["project"],
+                options["source"], ref=options["ref"], team=team, project_name=options["project"],
                 settings=settings, on_stage=lambda stage: None,
             )
         except (ActionError, GitSourceError, SettingsError) as exc:
             raise CommandError(str(exc)) from exc
+        if not team.memberships.exists():
+            self.stderr.write(f"team {team.name!r} has no members: add one to open its runs "
+                              f"(manage.py create_team_user USER {team.name!r})")
         for stage in run.stages.all():
             self.stdout.write(format_stage_line(stage))
         verdict = run_verdict(run)
-        self.stdout.write(f"run #{run.number} of {run.project.name}: {verdict.headline()} (run id {run.pk})")
+        self.stdout.write(f"run #{run.number} of {run.project.name} (team {team.name}): {verdict.headline()} (run id {run.pk})")
+        self.stdout.write(f"report: {run_link(run)}")
         if options["report"]:
             write_report(run, options["report"])
             self.stdout.write(f"report written to {options['report']}")
         code = exit_code(run.state)
         if code:
             raise SystemExit(code)
+

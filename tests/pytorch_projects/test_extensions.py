@@ -1,0 +1,112 @@
+"""PyTorch extensions: PyTorch's own hipify as the engine, and what compile says without ROCm PyTorch."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.pytorch_projects.markers import needs_torch
+from worker.context import StageContext, Workspace
+from worker.project_settings import ProjectSettings
+from worker.stages import compile as compile_stage
+from worker.stages import hipify, link, scan
+from worker.stages.kind_gate import kind_gate, rocm_pytorch_in
+
+
+def _context(root: Path, previous: dict[str, dict[str, object]] | None = None, **settings: object) -> StageContext:
+    return StageContext(run_id=1, project_id=1, workspace=Workspace(root),
+                        settings=ProjectSettings.from_dict(dict(settings)), cache_dir=root / "cache",
+                        source_spec={"kind": "archive"}, previous=previous or {}, log=lambda text: None)
+
+
+@pytest.fixture
+def scanned(project_tree, tmp_path: Path, monkeypatch):  # type: ignore[no-untyped-def]
+    """A workspace holding one fixture project, with the scan stage's data."""
+    monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
+
+    def run(name: str) -> tuple[Path, dict[str, object]]:
+        root = tmp_path / f"ws-{name}"
+        root.mkdir()
+        project_tree(name).rename(root / "source")
+        result = scan.run(_context(root))
+        assert result.outcome == "passed"
+        return root, json.loads(json.dumps(result.data))
+    return run
+
+
+@needs_torch
+def test_an_extension_is_translated_by_pytorchs_hipify(scanned) -> None:  # type: ignore[no-untyped-def]
+    root, scan_data = scanned("extension")
+    assert scan_data["project_kind"]["kind"] == "pytorch-extension"
+    result = hipify.run(_context(root, {"scan": scan_data}))
+    assert result.outcome == "passed", result.summary
+    assert result.data["engine"] == "torch.utils.hipify"
+    assert result.data["renames"] == {"csrc/cuda/fused_gelu.cu": "csrc/hip/fused_gelu.hip"}
+    hipified = (root / "hip/csrc/hip/fused_gelu.hip").read_text()
+    assert "#include <ATen/hip/HIPContext.h>" in hipified and "hipLaunchKernelGGL(( fused_gelu_kernel)" in hipified
+    assert "hipStream_t stream" in hipified
+    assert (root / "hip/csrc/cuda/fused_gelu.cu").exists()  # BuildExtension still names it in setup.py
+
+
+@needs_torch
+def test_a_mixed_repository_hipifies_only_its_kernels(scanned) -> None:  # type: ignore[no-untyped-def]
+    root, scan_data = scanned("mixed")
+    result = hipify.run(_context(root, {"scan": scan_data}))
+    assert result.data["engine"] == "torch.utils.hipify"
+    assert set(result.data["renames"]) == {"kernels/csrc/rmsnorm.cu"}
+    assert "hipLaunchKernelGGL" in (root / "hip" / result.data["renames"]["kernels/csrc/rmsnorm.cu"]).read_text()
+    assert (root / "hip/python/servekit/runtime.py").read_text() == (root / "source/python/servekit/runtime.py").read_text()
+    assert "requirements-rocm.txt" in result.data["generated_files"]
+
+
+def test_the_builtin_engine_runs_when_pytorch_is_missing(scanned, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root, scan_data = scanned("extension")
+    monkeypatch.setattr("worker.stages.torch_engine.unavailable_reason", lambda: "PyTorch is not installed; install")
+    logs: list[str] = []
+    ctx = _context(root, {"scan": scan_data})
+    ctx.log = logs.append
+    result = hipify.run(ctx)
+    assert result.outcome == "passed" and result.data["engine"] == "builtin"
+    assert any("torch.utils.hipify not used: PyTorch is not installed" in line for line in logs)
+
+
+def test_our_engine_stays_selectable(scanned) -> None:  # type: ignore[no-untyped-def]
+    root, scan_data = scanned("extension")
+    result = hipify.run(_context(root, {"scan": scan_data}, hipify_engine="hipify-perl"))
+    assert result.data.get("engine") != "torch.utils.hipify"
+
+
+def test_compile_without_rocm_pytorch_is_an_environment_failure_that_lists_its_commands(scanned) -> None:  # type: ignore[no-untyped-def]
+    root, scan_data = scanned("extension")
+    result = compile_stage.run(_context(root, {"scan": scan_data}, offload_archs=["gfx90a", "gfx942"]))
+    assert result.outcome == "failed" and result.data["cause"] == "environment"
+    assert "has no ROCm build of PyTorch" in result.summary
+    assert result.data["would_run"] == ["cd /workspace/hip && PYTORCH_ROCM_ARCH='gfx90a;gfx942' python3 -m pip "
+                                        "install --no-build-isolation --no-deps -v ."]
+
+
+def test_compile_of_a_mixed_repository_builds_in_its_kernel_directory(scanned) -> None:  # type: ignore[no-untyped-def]
+    root, scan_data = scanned("mixed")
+    result = kind_gate(_context(root, {"scan": scan_data}), "compile")
+    assert result is not None and result.data["would_run"][0].startswith("cd /workspace/hip/kernels && ")
+
+
+def test_a_toolchain_with_rocm_pytorch_lets_compile_go_on(scanned, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    fake_root = tmp_path / "root"
+    version = fake_root / "usr/lib/python3.12/dist-packages/torch/version.py"
+    version.parent.mkdir(parents=True)
+    version.write_text("__version__ = '2.8.0+rocm6.4'\ncuda = None\nhip = '6.4.43482'\n")
+    assert rocm_pytorch_in(fake_root) == "/usr/lib/python3.12/dist-packages/torch/version.py"
+    monkeypatch.setattr("worker.stages.kind_gate.detect_toolchain",
+                        lambda name: SimpleNamespace(root=str(fake_root), name="rocm-6.4-pytorch"))
+    root, scan_data = scanned("extension")
+    assert kind_gate(_context(root, {"scan": scan_data}), "compile") is None
+
+
+def test_compile_and_link_of_a_python_application_are_not_applicable(scanned) -> None:  # type: ignore[no-untyped-def]
+    root, scan_data = scanned("finetune")
+    for stage in (compile_stage, link):
+        result = stage.run(_context(root, {"scan": scan_data, "compile": {}}))
+        assert result.outcome == "not_applicable" and "Python application" in result.summary

@@ -1,0 +1,29 @@
+"""The run page's scan panel for a PyTorch project: kind, Python findings, dependency report."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.stage_panels.panel_project import panel_of, run_project, stage_page
+
+pytestmark = pytest.mark.django_db
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "finetune"
+
+
+def test_the_scan_panel_shows_kind_python_findings_and_rocm_counterparts(alice_client, team_user, only_stages,  # type: ignore[no-untyped-def]
+                                                                          monkeypatch) -> None:
+    monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
+    only_stages("fetch", "scan")
+    files = {p.relative_to(FIXTURE).as_posix(): p.read_text() for p in FIXTURE.rglob("*") if p.is_file()}
+    run = run_project(team_user, files)
+    panel = panel_of(stage_page(alice_client, run, "scan"))
+    assert "<h3>Project kind: python-app</h3>" in panel
+    assert "already ships ROCm files: <code>docker/docker-rocm/Dockerfile</code>" in panel
+    findings = panel[panel.index('id="scan-python-findings"'):panel.index('id="scan-dependencies"')]
+    assert "<code>src/tunekit/train.py:16</code>" in findings and "auto-fix" in findings
+    assert 'href="/notebook/' in findings
+    deps = panel[panel.index('id="scan-dependencies"'):]
+    assert "<code>pip install /opt/rocm/share/amd_smi</code>" in deps
+    assert "torch==2.8.0+rocm6.4" in deps and "checked 2026-12-01" in deps
+    assert "<code>requirements-rocm.txt</code>" in deps
