@@ -104,7 +104,7 @@ def test_migrate_repo_exits_with_the_partial_code_and_reports_the_verdict(only_s
         (src / name).write_text(text)
     out, report, markdown = io.StringIO(), tmp_path / "r.json", tmp_path / "r.md"
     with pytest.raises(SystemExit) as exit_info:
-        call_command("migrate_repo", str(src), "--report", str(report), stdout=out)
+        call_command("migrate_repo", str(src), "--team", "cli", "--report", str(report), stdout=out, stderr=io.StringIO())
     assert exit_info.value.code == EXIT_PARTIAL == 3
     assert "partial: not checked: hipify (not available on this installation)" in out.getvalue()
     data = json.loads(report.read_text())
