@@ -92,7 +92,7 @@ def test_by_default_the_run_is_the_first_users_and_its_report_link_opens_for_the
     only_stages("fetch")
     output, code = _call(str(_small_tree(tmp_path)))
     run = Run.objects.get()
-    assert code == 0 and run.project.team == team_user[1] and "(team Alpha)" in output
+    assert code == 3 and run.project.team == team_user[1] and "(team Alpha)" in output
     path = _report_path(output)
     assert path == f"/runs/{run.pk}/report"
     client.force_login(team_user[0])
@@ -105,7 +105,7 @@ def test_team_chooses_the_team(only_stages, tmp_path: Path, other_team_user) -> 
     only_stages("fetch")
     err = io.StringIO()
     output, code = _call(str(_small_tree(tmp_path)), "--team", "Beta", err=err)
-    assert code == 0 and Run.objects.get().project.team == other_team_user[1] and err.getvalue() == ""
+    assert code == 3 and Run.objects.get().project.team == other_team_user[1] and err.getvalue() == ""
 
 
 def test_a_new_team_is_created_with_a_warning_that_nobody_is_in_it(only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -113,7 +113,7 @@ def test_a_new_team_is_created_with_a_warning_that_nobody_is_in_it(only_stages, 
     err = io.StringIO()
     _, code = _call(str(_small_tree(tmp_path)), "--team", "Nightly builds", err=err)
     team = Team.objects.get(name="Nightly builds")
-    assert code == 0 and Run.objects.get().project.team == team and team.slug == "nightly-builds"
+    assert code == 3 and Run.objects.get().project.team == team and team.slug == "nightly-builds"
     assert "team 'Nightly builds' has no members" in err.getvalue()
 
 
