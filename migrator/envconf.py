@@ -71,3 +71,25 @@ def env_networks(name: str, default: list[str]) -> list[str]:
         except ValueError as exc:
             raise ImproperlyConfigured(f"{name}: {network!r} is not an IP network ({exc})") from exc
     return networks
+
+
+RUN_MODES = ("production", "demo", "test")
+
+
+def env_mode(name: str = "MIGRATOR_MODE") -> str:
+    mode = os.environ.get(name, "").strip() or "production"
+    if mode not in RUN_MODES:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(RUN_MODES)}, got {mode!r}")
+    return mode
+
+
+def env_fake_gpus(mode: str, name: str = "MIGRATOR_FAKE_GPUS") -> str:
+    """Fake GPU targets (``gfx90a,gfx90a``), accepted only in test and demo mode: a fake device's
+    result must never be taken for a real one, so a production process refuses to start with them."""
+    value = os.environ.get(name, "").strip()
+    if value and mode == "production":
+        raise ImproperlyConfigured(
+            f"{name} is set ({value!r}) but fake GPUs are only for tests and demos: unset it, or set "
+            "MIGRATOR_MODE=demo to run a demonstration whose GPU results are all labelled fake"
+        )
+    return value

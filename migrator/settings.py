@@ -8,13 +8,17 @@ from urllib.parse import urlsplit
 
 from kombu import Queue  # type: ignore[attr-defined]
 
-from migrator.envconf import env_bool, env_https_urls, env_int, env_list, env_networks, env_str
+from migrator.envconf import env_bool, env_fake_gpus, env_https_urls, env_int, env_list, env_mode, env_networks, env_str
 from migrator.localdb import database_credentials, database_engine
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MIGRATOR_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("MIGRATOR_DEBUG", False)
+# production (default), demo, or test (set by migrator/test_settings.py). Only demo and test accept
+# MIGRATOR_FAKE_GPUS; every result obtained on a fake device is labelled "[fake GPU]".
+MIGRATOR_MODE = env_mode()
+MIGRATOR_FAKE_GPUS = env_fake_gpus(MIGRATOR_MODE)
 
 
 def _local_secret_key() -> str:

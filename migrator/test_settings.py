@@ -12,6 +12,7 @@ from migrator.localdb import database_credentials
 _db_credentials = database_credentials(Path(os.environ.get("MIGRATOR_VAR_DIR", Path(__file__).parent.parent / "var")))
 os.environ.setdefault("MIGRATOR_DB_USER", _db_credentials.user)
 os.environ.setdefault("MIGRATOR_DB_PASSWORD", _db_credentials.password)
+os.environ["MIGRATOR_MODE"] = "test"  # fake GPUs allowed (the runner tests lease them)
 os.environ.setdefault("MIGRATOR_VAR_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "migrator-tests"))
 
 from migrator.settings import *  # noqa: E402,F401,F403

@@ -30,9 +30,10 @@ from worker.stagelog import StageLog
 
 log = logging.getLogger(__name__)
 
-_OUTCOME_STATE = {"passed": StageState.PASSED, "failed": StageState.FAILED, "skipped": StageState.SKIPPED,
-                  # until the stage state NOT_APPLICABLE lands (helper v15): recorded as skipped, with its reason
-                  "not_applicable": StageState.SKIPPED}
+_OUTCOME_STATE = {
+    "passed": StageState.PASSED, "failed": StageState.FAILED, "skipped": StageState.SKIPPED,
+    "not_applicable": StageState.NOT_APPLICABLE,
+}
 Dispatcher = Callable[[Stage, str], None]
 
 

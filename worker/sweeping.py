@@ -1,8 +1,8 @@
 """The periodic sweep: no stage may stay running or waiting forever.
 
 - a running stage whose heartbeat is older than MIGRATOR_HEARTBEAT_STALE_S failed: its worker died;
-- a smoke stage waiting for a ROCm runner longer than the project's ``smoke_wait_timeout_s`` fails
-  with "no ROCm runner";
+- a smoke stage waiting for a ROCm runner longer than the project's ``smoke_wait_timeout_s`` is
+  skipped with "no ROCm runner" (the run is then partial: nothing failed, but smoke was not checked);
 - a CPU stage nobody picked up within MIGRATOR_QUEUE_TIMEOUT_S fails with "no worker";
 - a run's next stage whose message the broker no longer holds (a Redis restart without
   persistence, a publish that failed while the broker was down) is published again; see
@@ -55,5 +55,5 @@ def _fail_smoke_waiting_too_long(now: datetime) -> list[Stage]:
         limit = ProjectSettings.stored_or_default(stage.run.project.settings).smoke_wait_timeout_s
         if stage.queued_at and stage.queued_at < now - timedelta(seconds=limit):
             reason = f"no ROCm runner with a suitable GPU came online within {limit} s"
-            failed.append(transitions.fail_queued_stage(stage, reason))
+            failed.append(transitions.skip_waiting_stage(stage, reason, {"no_runner": True}))
     return failed

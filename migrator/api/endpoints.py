@@ -6,10 +6,12 @@ as the web pages (``create_project``, ``store_archive``, ``create_run`` + ``star
 """
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings as django_settings
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import File, Form, NinjaAPI, Query, Schema, Status
+from ninja import Body, File, Form, NinjaAPI, Query, Schema, Status
 from ninja.files import UploadedFile
 
 from migrator.accounts.models import Team
@@ -20,13 +22,19 @@ from migrator.api.schemas import (
     NotebookHit,
     ProjectIn,
     ProjectOut,
+    RerunIn,
     RunDetailOut,
     RunIn,
     RunOut,
+    SettingsOut,
+    StageLogOut,
     StageOut,
 )
 from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref
 from migrator.projects import actions
+from migrator.projects.constants import FINAL_STAGE_STATES
+from migrator.projects.forms import default_rerun_stage
+from migrator.projects.logs import read_log_from
 from migrator.projects.models import Project, Run
 from migrator.projects.queueing import queue_down_message, queue_is_down, retry_after_s
 from migrator.reports.build import build_report
@@ -34,7 +42,7 @@ from migrator.reports.markdown import render_markdown
 from migrator.reports.notebook_bridge import search_function
 from migrator.reports.views import EXPORT_LIMIT
 from worker.dispatch import start_run
-from worker.project_settings import SettingsError
+from worker.project_settings import ProjectSettings, SettingsError
 
 api = NinjaAPI(
     title="Migrator API", version="1", urls_namespace="api-v1", auth=TokenAuth(),
@@ -179,6 +187,67 @@ def get_run(request: HttpRequest, run_id: int) -> Run:
 @api.get("/runs/{run_id}/stages", response=list[StageOut], tags=["runs"])
 def list_stages(request: HttpRequest, run_id: int) -> list[object]:
     return list(_run(request, run_id).stages.all())
+
+
+@api.post("/runs/{run_id}/cancel", response={202: RunOut, 409: ErrorOut}, tags=["runs"])
+def cancel_run(request: HttpRequest, run_id: int) -> Status[object]:
+    """Cancel queued stages now; a running stage stops at its next check."""
+    run = _run(request, run_id)
+    if run.is_final:
+        return Status(409, {"detail": f"run #{run.number} has already finished ({run.state})"})
+    actions.cancel_run(run)
+    run.refresh_from_db()
+    return Status(202, run)
+
+
+@api.post("/runs/{run_id}/rerun", response={201: RunDetailOut, 400: ErrorOut}, tags=["runs"])
+def rerun(request: HttpRequest, run_id: int, payload: RerunIn) -> Status[object]:
+    """A new run of the same pinned source, reusing the stages before ``from_stage``."""
+    run = _run(request, run_id)
+    from_stage = payload.from_stage or default_rerun_stage(list(run.stages.all()))
+    try:
+        new = actions.create_rerun(run, user=None, from_stage=from_stage)
+    except actions.ActionError as exc:
+        return Status(400, {"detail": str(exc)})
+    start_run(new)
+    return Status(201, new)
+
+
+class LogQuery(Schema):
+    offset: int = 0
+
+
+@api.get("/runs/{run_id}/stages/{stage_name}/log", response=StageLogOut, tags=["runs"])
+def stage_log(request: HttpRequest, run_id: int, stage_name: str, query: Query[LogQuery]) -> dict[str, object]:
+    """A piece of the stage's log from byte ``offset``; call again with ``next_offset`` until ``final``."""
+    stage = _run(request, run_id).stages.filter(name=stage_name).first()
+    if stage is None:
+        raise Http404("no such stage")
+    offset = max(0, min(query.offset, stage.log_size))
+    text, next_offset = read_log_from(stage, offset)
+    final = stage.state in FINAL_STAGE_STATES and next_offset >= stage.log_size
+    return {"stage": stage.name, "state": stage.state, "offset": offset, "next_offset": next_offset,
+            "size": stage.log_size, "final": final, "text": text}
+
+
+def _settings_out(project: Project) -> dict[str, object]:
+    return {"stored": project.settings, "effective": ProjectSettings.stored_or_default(project.settings).to_dict()}
+
+
+@api.get("/projects/{project_id}/settings", response=SettingsOut, tags=["projects"])
+def get_settings(request: HttpRequest, project_id: int) -> dict[str, object]:
+    return _settings_out(_project(request, project_id))
+
+
+@api.put("/projects/{project_id}/settings", response={200: SettingsOut, 400: ErrorOut}, tags=["projects"])
+def put_settings(request: HttpRequest, project_id: int, payload: Body[dict[str, Any]]) -> Status[object]:
+    """Replace the settings with this whole object (validated; stored as differences from the defaults)."""
+    project = _project(request, project_id)
+    try:
+        actions.update_settings(project, payload)
+    except SettingsError as exc:
+        return Status(400, {"detail": str(exc)})
+    return Status(200, _settings_out(project))
 
 
 @api.get("/runs/{run_id}/report", response=dict[str, object], tags=["reports"])

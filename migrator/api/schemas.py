@@ -6,6 +6,7 @@ from datetime import datetime
 from ninja import Schema
 
 from migrator.projects.models import Project, Run
+from migrator.projects.verdict import run_verdict
 
 
 class ErrorOut(Schema):
@@ -48,6 +49,18 @@ class StageOut(Schema):
     duration_s: float | None
     progress_done: int
     progress_total: int
+    fake_gpu: bool
+
+    @staticmethod
+    def resolve_fake_gpu(obj: object) -> bool:
+        data = getattr(obj, "data", None)
+        return bool(data.get("fake_gpu")) if isinstance(data, dict) else False
+
+
+class UncheckedOut(Schema):
+    stage: str
+    reason: str
+    detail: str
 
 
 class RunOut(Schema):
@@ -65,9 +78,25 @@ class RunOut(Schema):
     started_at: datetime | None
     finished_at: datetime | None
 
+    verdict: str
+    unchecked: list[UncheckedOut]
+    fake_gpu: bool
+
     @staticmethod
     def resolve_archive_sha256(obj: Run) -> str | None:
         return obj.archive.sha256 if obj.archive_id and obj.archive else None
+
+    @staticmethod
+    def resolve_verdict(obj: Run) -> str:
+        return str(run_verdict(obj).state)
+
+    @staticmethod
+    def resolve_unchecked(obj: Run) -> list[dict[str, str]]:
+        return [u.to_dict() for u in run_verdict(obj).unchecked]
+
+    @staticmethod
+    def resolve_fake_gpu(obj: Run) -> bool:
+        return run_verdict(obj).fake_gpu
 
 
 class RunDetailOut(RunOut):
@@ -83,3 +112,22 @@ class NotebookHit(Schema):
     title: str = ""
     url: str = ""
     score: float | None = None
+
+
+class RerunIn(Schema):
+    from_stage: str = ""  # empty: the first stage that did not pass (as the run page suggests)
+
+
+class StageLogOut(Schema):
+    stage: str
+    state: str
+    offset: int
+    next_offset: int
+    size: int
+    final: bool  # true when the stage is final and next_offset reached its end
+    text: str
+
+
+class SettingsOut(Schema):
+    stored: dict[str, object]  # what differs from the defaults
+    effective: dict[str, object]  # every key, defaults included

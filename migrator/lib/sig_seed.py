@@ -1,4 +1,4 @@
-"""The notebook's seed entries (migrator/notebook_seed/entries.yaml), loaded and validated."""
+"""The notebook's seed entries (migrator/notebook_seed/*.yaml), loaded and validated."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ import yaml
 
 from migrator.lib.sig_validate import SignatureError, validate_signature
 
-SEED_PATH = Path(__file__).resolve().parent.parent / "notebook_seed" / "entries.yaml"
+SEED_DIR = Path(__file__).resolve().parent.parent / "notebook_seed"
+SEED_PATH = SEED_DIR / "entries.yaml"
+# Entries for failures real code produced with the ROCm 6.4 toolchain (issue 15).
+REAL_FAILURES_PATH = SEED_DIR / "real_failures.yaml"
+SEED_PATHS: tuple[Path, ...] = (SEED_PATH, REAL_FAILURES_PATH)
 
 # The only slugs findings and diagnostics may reference.
 NOTEBOOK_SLUGS: tuple[str, ...] = (
@@ -33,7 +37,51 @@ NOTEBOOK_SLUGS: tuple[str, ...] = (
     "cuda-visible-devices",
     "nvidia-container",
     "port-validation",
+) + (
+    "rocm-library-not-in-toolchain",
+    "rocm6-moved-library-header",
+    "rocm-library-not-linked",
+    "cuda-gl-interop",
+    "cuda-egl-interop",
+    "nvtx-to-roctx",
+    "nvsci-nvmedia",
+    "cooperative-groups-reduce",
+    "pytorch-extension-headers",
+    "texture-image-unsupported",
+    "cooperative-groups-header-order",
+    "project-copies-cuda-types",
+    "windows-only-headers",
+    "nvcc-flag-fatbin",
+    "nvcc-flag-threads",
+    "cuda-gpu-arch-for-hip",
+    "nvcc-only-flags",
+    "cmake-cannot-determine-link-language",
+    "no-translation-units",
+    "warp-sync-mask-64bit",
+    "hip-api-missing-in-target",
+    "cuda-driver-api-left",
+    "cuda-library-names-left",
+    "thrust-cuda-backend",
+    "cub-to-hipcub",
+    "wmma-to-rocwmma",
+    "libcudacxx-headers",
+    "cutlass-no-hip",
+    "inline-ptx-asm",
+    "nv-bfloat16-types",
+    "dynamic-parallelism",
+    "requires-nvcc-guard",
+    "device-intrinsics-missing",
+    "makefile-calls-nvcc",
+    "multiple-definition-in-header",
+    "extern-device-symbol-needs-rdc",
+    "shared-memory-over-limit",
+    "grid-constant-attribute",
+    "hip-code-in-cxx-file",
+    "kernel-template-in-launch-macro",
+    "rocm-cmake-package-missing",
+    "hip-compiler-check-failed",
 )
+REAL_FAILURE_SLUGS: tuple[str, ...] = NOTEBOOK_SLUGS[20:]
 PIPELINE_STAGES: tuple[str, ...] = (
     "fetch",
     "scan",
@@ -69,11 +117,14 @@ class SeedEntry:
 
 
 def load_seed_entries(path: Path | str | None = None) -> list[SeedEntry]:
-    """Parse the seed file and validate every entry and signature; raise SeedError if bad."""
-    with open(path or SEED_PATH, encoding="utf-8") as handle:
-        raw = yaml.safe_load(handle)
-    if not isinstance(raw, list):
-        raise SeedError("The seed file must hold a YAML list of entries.")
+    """Parse the seed files (or the one ``path``) and validate every entry and signature; raise SeedError if bad."""
+    raw: list[object] = []
+    for source in (path,) if path else SEED_PATHS:
+        with open(source, encoding="utf-8") as handle:
+            loaded = yaml.safe_load(handle)
+        if not isinstance(loaded, list):
+            raise SeedError("The seed file must hold a YAML list of entries.")
+        raw += loaded
     entries = [
         _parse_entry(item, position) for position, item in enumerate(raw, start=1)
     ]

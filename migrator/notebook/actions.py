@@ -11,6 +11,7 @@ from django.db.models import F
 from django.utils.text import slugify
 
 from migrator.lib.signatures import SignatureError, validate_signature
+from migrator.notebook.learning import apply_entry
 from migrator.notebook.matching import bump_generation
 from migrator.notebook.models import Entry, EntryRevision, FixedVote, Signature
 from migrator.projects.constants import STAGE_NAMES
@@ -86,6 +87,7 @@ def save_entry(
     Signature.objects.bulk_create(Signature(entry=entry, kind=k, pattern=p) for k, p in data.signatures)
     refresh_search_vector(entry.pk)
     EntryRevision.objects.create(entry=entry, author=user, note=note[:200], snapshot=snapshot(entry))
+    apply_entry(entry)  # past failures its signatures explain now show the match
     bump_generation()  # now for this process and tests, and again once other processes can see the rows
     transaction.on_commit(bump_generation)
     return entry

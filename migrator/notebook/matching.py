@@ -14,7 +14,9 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, F, Max
 
+from migrator.lib.failure_lines import own_error_lines
 from migrator.lib.signatures import Matcher, MatchResults, SignatureSpec, compile_signatures
+from migrator.notebook.learning import record_unmatched, uncovered_lines
 from migrator.notebook.models import Entry, Signature, StageMatch
 from migrator.projects.constants import StageState
 from migrator.projects.models import LogChunk, Stage
@@ -67,14 +69,17 @@ def current_matcher() -> Matcher:
         return _compiled["matcher"]  # type: ignore[no-any-return]
 
 
-def diagnostic_lines(data: dict[str, Any]) -> list[str]:
-    """Structured problems of a stage as log-like lines (file:line:col: severity: message)."""
+def diagnostic_lines(data: dict[str, Any], errors_only: bool = False) -> list[str]:
+    """Structured problems of a stage as log-like lines (file:line:col: severity: message);
+    ``errors_only`` leaves out warnings and notes."""
     lines: list[str] = []
     for key in DIAGNOSTIC_KEYS:
         items = data.get(key)
         if not isinstance(items, list):
             continue
         for item in items[:5000]:
+            if errors_only and isinstance(item, dict) and item.get("severity") not in (None, "", "error", "fatal"):
+                continue
             if isinstance(item, dict):
                 where = ":".join(str(item[k]) for k in ("file", "line", "column") if item.get(k) not in (None, ""))
                 what = item.get("message") or item.get("symbol") or item.get("library") or ""
@@ -130,9 +135,38 @@ def record_matches(stage: Stage, results: Iterable[Any]) -> list[StageMatch]:
     return rows
 
 
+def failure_lines(stage: Stage) -> tuple[list[str], dict[str, int]]:
+    """A failed stage's own error lines (structured errors, then error lines of its log), and the
+    log line number where each first appears (absent for structured diagnostics)."""
+    log = "".join(LogChunk.objects.filter(stage=stage).order_by("offset").values_list("text", flat=True))
+    data = stage.data if isinstance(stage.data, dict) else {}
+    lines = own_error_lines(log, diagnostic_lines(data, errors_only=True), keep_tracebacks=stage.name == "smoke")
+    wanted, positions = set(lines), {}
+    for number, raw in enumerate(log.splitlines(), start=1):
+        text = raw.strip()[:1000]
+        if text in wanted and text not in positions:
+            positions[text] = number
+    return lines, positions
+
+
+def for_stage(results: MatchResults, stage_name: str) -> MatchResults:
+    """Drop entries written for other stages (an entry with no stages applies everywhere)."""
+    stages = dict(Entry.objects.filter(pk__in=[m.entry_id for m in results]).values_list("pk", "stages"))
+    return MatchResults([m for m in results if not stages.get(m.entry_id) or stage_name in stages[m.entry_id]], results.skipped)
+
+
 def match_stage(stage: Stage) -> list[StageMatch]:
-    """Match a finished stage (failed, or passed with warnings) and store the results."""
+    """Match a finished stage and store the results. A failed stage is matched on its own error
+    lines only, and those no entry explains are fingerprinted for the notebook to learn from;
+    a passed stage with warnings or unconverted names is matched on its whole text."""
     if not worth_matching(stage):
         return []
-    text, _ = stage_text(stage)
-    return record_matches(stage, match_text(text))
+    if stage.state != StageState.FAILED:
+        text, _ = stage_text(stage)
+        return record_matches(stage, for_stage(match_text(text), stage.name))
+    lines, positions = failure_lines(stage)
+    results = for_stage(match_text("\n".join(lines)), stage.name)
+    record_unmatched(stage, uncovered_lines(lines, results, lambda text: for_stage(match_text(text), stage.name)))
+    for match in results:  # from positions among the error lines to line numbers of the log
+        match.line_numbers = [positions.get(lines[n - 1], 0) for n in match.line_numbers]
+    return record_matches(stage, results)

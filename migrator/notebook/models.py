@@ -104,3 +104,39 @@ class FixedVote(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["entry", "user"], name="one_fixed_vote_per_user")]
+
+
+class UnmatchedFailure(models.Model):
+    """A failing diagnostic that no entry explained, by fingerprint (migrator/lib/fingerprints.py),
+    counted across runs and teams: the notebook page lists the most frequent ones to write up."""
+
+    fingerprint = models.CharField(max_length=20, unique=True)
+    normalised = models.TextField()
+    example = models.TextField()  # one raw line as a log showed it
+    stage_name = models.CharField(max_length=20)
+    toolchain = models.CharField(max_length=200, blank=True)
+    occurrences = models.PositiveIntegerField(default=0)  # failed stages that showed it
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    resolved_by = models.ForeignKey(Entry, null=True, blank=True, on_delete=models.SET_NULL, related_name="resolved_failures")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(F("occurrences").desc(), "last_seen", name="unmatched_by_count")]
+
+    def __str__(self) -> str:
+        return self.normalised[:80]
+
+
+class FailureSighting(models.Model):
+    """One failed stage that showed an unmatched failure (once per stage, so redelivery is harmless)."""
+
+    failure = models.ForeignKey(UnmatchedFailure, on_delete=models.CASCADE, related_name="sightings")
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="failure_sightings")
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="+")
+    team = models.ForeignKey("accounts.Team", on_delete=models.CASCADE, related_name="+")
+    line = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["failure", "stage"], name="one_sighting_per_stage")]

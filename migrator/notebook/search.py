@@ -62,8 +62,33 @@ def document_frequencies() -> tuple[dict[str, int], int]:
         return _frequencies["value"]  # type: ignore[no-any-return]
 
 
+_PATHS = re.compile(r"(?:^|(?<=\s))[^\s'\"]*/[^\s'\"]*|(?:^|(?<=\s))[^\s/:'\"]+\.\w+(?::\d+)+:?")
+
+
+def _without_paths(text: str) -> str:
+    """A pasted line's paths and ``file.cpp:12:3:`` locations say where, not what: drop them, so
+    words such as "extensions" or "cpp" from a path never pick entries. Quoted names stay."""
+    return _PATHS.sub(" ", text)
+
+
 def _words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
+    return [w for w in _WORD.findall(_without_paths(text)) if w.lower() not in _STOPWORDS]
+
+
+def _family_query(words: list[str]) -> SearchQuery | None:
+    """``__shfl_xor_sync`` also finds text about ``__shfl_*_sync``: the first and last parts of an
+    identifier of three or more parts, without the middle."""
+    families = []
+    for word in words:
+        parts = [p for p in word.split("_") if p]
+        if len(parts) >= 3:
+            families.append(f"{parts[0]} {parts[-1]}")
+    if not families:
+        return None
+    query = SearchQuery(families[0], search_type="websearch", config="english")
+    for family in families[1:]:
+        query |= SearchQuery(family, search_type="websearch", config="english")
+    return query
 
 
 def _lexemes(text: str) -> list[str]:
@@ -88,7 +113,9 @@ def _query(text: str) -> SearchQuery | None:
     if not words:
         return None
     if len(words) <= 4:
-        return SearchQuery(" ".join(words), search_type="websearch", config="english")
+        exact = SearchQuery(" ".join(words), search_type="websearch", config="english")
+        family = _family_query(words)
+        return exact | family if family is not None else exact
     lexemes = _rare_lexemes(" ".join(words[:40]))
     if not lexemes:
         return None

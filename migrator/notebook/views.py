@@ -14,9 +14,10 @@ from migrator.lib.markdown import render_markdown
 from migrator.lib.signatures import signature_from_log_line
 from migrator.notebook import actions
 from migrator.notebook.forms import EntryForm, ImportForm, PrefillForm, SearchForm, signature_lines
+from migrator.notebook.learning import top_unmatched
 from migrator.notebook.models import Entry
 from migrator.notebook.search import search_entries
-from migrator.projects.access import get_run_or_404
+from migrator.projects.access import get_run_or_404, teams_for
 
 
 def _all_tags() -> list[str]:
@@ -33,8 +34,10 @@ def notebook_index(request: HttpRequest) -> HttpResponse:
     params = form.cleaned_data if form.is_valid() else {"q": "", "stage": "", "tag": ""}
     hits = search_entries(params["q"], stage=params["stage"], tag=params["tag"])
     context = {"form": form, "hits": hits, "query": params["q"], "tags": _all_tags()}
-    template = "notebook/index.html#results" if request.htmx else "notebook/index.html"
-    return render(request, template, context)
+    if request.htmx:
+        return render(request, "notebook/index.html#results", context)
+    context["unmatched"] = top_unmatched(teams_for(request.user).values_list("pk", flat=True))
+    return render(request, "notebook/index.html", context)
 
 
 @login_required

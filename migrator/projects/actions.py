@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -15,7 +16,7 @@ from django.db.models import Max
 from migrator.accounts.models import Team
 from migrator.lib.archives import ArchiveError, detect_archive_format
 from migrator.projects import transitions
-from migrator.projects.constants import STAGE_NAMES, SourceKind, StageState, Trigger
+from migrator.projects.constants import REUSABLE_STAGE_STATES, STAGE_NAMES, SourceKind, Trigger
 from migrator.projects.models import Project, Run, SourceArchive, Stage
 from worker.project_settings import ProjectSettings
 
@@ -122,7 +123,7 @@ def create_run(
         project=project, number=number, trigger=trigger, source_kind=project.source_kind,
         archive=archive if project.source_kind == SourceKind.ARCHIVE else None,
         git_url=project.git_url, ref=ref or project.git_ref, pr_url=pr_url, commit_sha=commit_sha,
-        created_by=user,
+        created_by=user, settings_used=dict(project.settings or {}),
     )
     Stage.objects.bulk_create(Stage(run=run, name=name, position=i) for i, name in enumerate(STAGE_NAMES))
     return run
@@ -148,7 +149,7 @@ def create_rerun(run: Run, *, user: User | None, from_stage: str = "fetch") -> R
         raise ActionError("a run can be re-run once it has finished")
     start = STAGE_NAMES.index(from_stage)
     earlier = {s.name: s for s in run.stages.all()}
-    if any(earlier[name].state != StageState.PASSED for name in STAGE_NAMES[:start]):
+    if any(earlier[name].state not in REUSABLE_STAGE_STATES for name in STAGE_NAMES[:start]):
         raise ActionError(f"cannot re-run from {from_stage}: an earlier stage of run #{run.number} did not pass")
     new = create_run(
         run.project, user=user, trigger=Trigger.RERUN, archive=run.archive, ref=run.commit_sha or run.ref,
@@ -158,7 +159,7 @@ def create_rerun(run: Run, *, user: User | None, from_stage: str = "fetch") -> R
     for name in STAGE_NAMES[:start]:
         old = earlier[name]
         Stage.objects.filter(run=new, name=name).update(
-            state=StageState.PASSED, summary=f"reused from run #{run.number}: {old.summary}"[:500],
+            state=old.state, summary=f"reused from run #{run.number}: {old.summary}"[:500],
             data=old.data, started_at=old.started_at, finished_at=old.finished_at,
             progress_done=old.progress_done, progress_total=old.progress_total,
         )
@@ -171,3 +172,17 @@ def cancel_run(run: Run) -> None:
 
     task_ids = transitions.request_cancel(run)
     revoke_tasks(task_ids)
+
+
+def settings_to_store(raw: dict[str, object]) -> dict[str, object]:
+    """Validate a whole settings object (SettingsError names the bad key) and keep only what differs
+    from the defaults, so new defaults reach old projects."""
+    ProjectSettings.from_dict(raw)
+    defaults = ProjectSettings().to_dict()
+    return {k: v for k, v in raw.items() if json.loads(json.dumps(defaults.get(k))) != json.loads(json.dumps(v))}
+
+
+def update_settings(project: Project, raw: dict[str, object]) -> dict[str, object]:
+    project.settings = settings_to_store(raw)
+    project.save(update_fields=["settings"])
+    return dict(project.settings)

@@ -19,7 +19,7 @@ from migrator.accounts.actions import ensure_team
 from migrator.accounts.models import Membership, Team
 from migrator.lib.gitsource import check_git_url
 from migrator.projects import actions
-from migrator.projects.constants import Trigger
+from migrator.projects.constants import RunState, Trigger
 from migrator.projects.models import Project, Run, Stage
 from worker import pipeline
 
@@ -133,6 +133,17 @@ def migrate_repo(
     name = project_name or Path(path_or_url.rstrip("/")).name.removesuffix(".git") or "repository"
     run = _record_run(choice, name, team, ref, settings)
     return pipeline.run_sync(run, on_stage=on_stage)
+
+
+# Exit codes of ``migrate_repo``: scripts tell "all checked and passed" from "nothing failed but
+# not everything was checked" (partial) and from a failure.
+EXIT_PASSED, EXIT_FAILED, EXIT_PARTIAL = 0, 1, 3
+
+
+def exit_code(state: str) -> int:
+    if state == RunState.PASSED:
+        return EXIT_PASSED
+    return EXIT_PARTIAL if state == RunState.PARTIAL else EXIT_FAILED
 
 
 def format_stage_line(stage: Stage) -> str:

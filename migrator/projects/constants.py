@@ -16,20 +16,27 @@ class StageState(models.TextChoices):
     FAILED = "failed", "Failed"
     SKIPPED = "skipped", "Skipped"
     CANCELLED = "cancelled", "Cancelled"
+    NOT_APPLICABLE = "not_applicable", "Not applicable"
 
 
-FINAL_STAGE_STATES = frozenset({StageState.PASSED, StageState.FAILED, StageState.SKIPPED, StageState.CANCELLED})
+FINAL_STAGE_STATES = frozenset({
+    StageState.PASSED, StageState.FAILED, StageState.SKIPPED, StageState.CANCELLED, StageState.NOT_APPLICABLE,
+})
+# Stages that count as done when a later stage is re-run on their results.
+REUSABLE_STAGE_STATES = frozenset({StageState.PASSED, StageState.NOT_APPLICABLE})
 
 
 class RunState(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
     PASSED = "passed", "Passed"
+    # Nothing failed, but at least one stage that applies was not checked (see projects/verdict.py).
+    PARTIAL = "partial", "Partial"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
 
 
-FINAL_RUN_STATES = frozenset({RunState.PASSED, RunState.FAILED, RunState.CANCELLED})
+FINAL_RUN_STATES = frozenset({RunState.PASSED, RunState.PARTIAL, RunState.FAILED, RunState.CANCELLED})
 
 
 class SourceKind(models.TextChoices):

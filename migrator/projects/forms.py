@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
 
 from migrator.accounts.models import Team
 from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref
-from migrator.projects.constants import STAGE_NAMES
-from worker.project_settings import ProjectSettings, SettingsError, check_source_subdir
+from migrator.projects.actions import settings_to_store
+from migrator.projects.constants import REUSABLE_STAGE_STATES, STAGE_NAMES
+from migrator.projects.models import Stage
+from worker.project_settings import SettingsError, check_source_subdir
 
 
 def _check_url(url: str, allow_local: bool) -> str:
@@ -78,6 +81,29 @@ class StartRunForm(forms.Form):
 class RerunForm(forms.Form):
     from_stage = forms.ChoiceField(choices=[(n, n) for n in STAGE_NAMES], initial="fetch")
 
+    @classmethod
+    def for_run(cls, stages: Sequence[Stage]) -> RerunForm:
+        """Only stages whose earlier stages all passed can be re-run from; the first failed one is the default."""
+        form = cls(initial={"from_stage": default_rerun_stage(stages)})
+        form.fields["from_stage"].choices = [(n, n) for n in rerunnable_stages(stages)]  # type: ignore[attr-defined]
+        return form
+
+
+def rerunnable_stages(stages: Sequence[Stage]) -> list[str]:
+    names = []
+    for stage in sorted(stages, key=lambda s: s.position):
+        names.append(stage.name)
+        if stage.state not in REUSABLE_STAGE_STATES:
+            break
+    return names
+
+
+def default_rerun_stage(stages: Sequence[Stage]) -> str:
+    """The first stage that did not pass (failed, skipped, cancelled), else fetch."""
+    allowed = rerunnable_stages(stages)
+    last = next((s for s in stages if s.name == allowed[-1]), None) if allowed else None
+    return last.name if last is not None and last.state not in REUSABLE_STAGE_STATES else "fetch"
+
 
 class LiveForm(forms.Form):
     v = forms.IntegerField(required=False, min_value=0)
@@ -103,14 +129,7 @@ class SettingsForm(forms.Form):
             raise forms.ValidationError(f"not valid JSON: {exc}") from exc
         if not isinstance(raw, dict):
             raise forms.ValidationError("settings must be a JSON object")
-        defaults = ProjectSettings().to_dict()
         try:
-            ProjectSettings.from_dict(raw)
+            return settings_to_store(raw)
         except SettingsError as exc:
             raise forms.ValidationError(str(exc)) from exc
-        # Store only what differs from the defaults, so new defaults reach old projects.
-        return {k: v for k, v in raw.items() if _normal(defaults.get(k)) != _normal(v)}
-
-
-def _normal(value: Any) -> Any:
-    return json.loads(json.dumps(value))

@@ -67,6 +67,9 @@ class Run(models.Model):
     pr_url = models.CharField(max_length=500, blank=True)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
     cancel_requested = models.BooleanField(default=False)
+    # The project settings (as stored: differences from the defaults) when the run was created, so
+    # a report can tell a settings change from a change in the code.
+    settings_used = models.JSONField(default=dict, blank=True)
     # Bumped on every change a viewer could see, so live partials can answer "nothing new" cheaply.
     version = models.PositiveBigIntegerField(default=0)
     created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -118,7 +121,7 @@ class Stage(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="stages")
     name = models.CharField(max_length=20)
     position = models.PositiveSmallIntegerField()
-    state = models.CharField(max_length=10, choices=StageState.choices, default=StageState.QUEUED)
+    state = models.CharField(max_length=20, choices=StageState.choices, default=StageState.QUEUED)
     queue = models.CharField(max_length=20, default="cpu")
     task_id = models.CharField(max_length=64, blank=True)
     worker = models.CharField(max_length=200, blank=True)
@@ -160,8 +163,11 @@ class Stage(models.Model):
 
     @property
     def progress_percent(self) -> int:
+        # Only a stage that ran to its end fills its bar; skipped or cancelled ones show what they did.
+        if self.state in (StageState.SKIPPED, StageState.NOT_APPLICABLE):
+            return 0
         if not self.progress_total:
-            return 100 if self.is_final else 0
+            return 100 if self.state in (StageState.PASSED, StageState.FAILED) else 0
         return min(100, round(100 * self.progress_done / self.progress_total))
 
 

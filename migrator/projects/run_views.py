@@ -11,9 +11,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from migrator.projects import actions
 from migrator.projects.access import get_run_or_404
+from migrator.projects.causes import run_causes
 from migrator.projects.constants import FINAL_STAGE_STATES, StageState
 from migrator.projects.errorlines import failing_lines
 from migrator.projects.forms import LiveForm, LogForm, RerunForm, StageChoiceForm
@@ -21,6 +23,7 @@ from migrator.projects.logs import log_tail, read_log_from, stream_log
 from migrator.projects.models import Run, Stage
 from migrator.projects.queueing import queue_down_message, queue_is_down, with_retry_after
 from migrator.projects.stage_panels import panel_context as stage_panel_context
+from migrator.projects.verdict import verdict_of
 from worker.dispatch import start_run
 
 HTMX_STOP_POLLING = 286
@@ -49,6 +52,8 @@ def _status_context(run: Run, requested: str) -> dict[str, object]:
         "matches": matches, "error_lines": error_lines,
         "stage_templates": [f"projects/stages/_{selected.name}.html", "projects/stages/_generic.html"],
         "panel": stage_panel_context(run, selected),
+        "verdict": verdict_of(stages, run.cancel_requested),
+        "causes": run_causes(run, stages),
     }
 
 
@@ -65,7 +70,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     requested = choice.cleaned_data["stage"] if choice.is_valid() else ""
     context = _status_context(run, requested or "")
     selected: Stage = context["selected"]  # type: ignore[assignment]
-    context |= _log_context(selected) | {"rerun_form": RerunForm()}
+    context |= _log_context(selected) | {"rerun_form": RerunForm.for_run(context["stages"])}  # type: ignore[arg-type]
     return render(request, "projects/run.html", context)
 
 
@@ -85,7 +90,7 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
         # Following the run: the selected stage moved on, so swap the log pane to it (out of band).
         context |= _log_context(selected) | {"log_switch": True}
     if run.is_final:
-        context["rerun_form"] = RerunForm()  # the actions swap from "cancel" to "re-run"
+        context["rerun_form"] = RerunForm.for_run(context["stages"])  # type: ignore[arg-type]  # "cancel" becomes "re-run"
     response = render(request, "projects/run.html#status", context)
     if run.is_final:
         response.status_code = HTMX_STOP_POLLING
@@ -131,6 +136,8 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         actions.cancel_run(run)
         messages.success(request, "Cancel requested: queued stages are cancelled, a running stage stops at its next check.")
+    if getattr(request, "htmx", False):  # the confirmed htmx post (hx-confirm): reload the run page
+        return HttpResponseClientRedirect(run.get_absolute_url())
     return redirect(run)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypedDict
@@ -17,6 +18,7 @@ from django.urls import NoReverseMatch, reverse
 
 from migrator.lib.diff_models import Row
 from migrator.lib.sidebyside import compute_side_by_side
+from migrator.projects.causes import causes_from_data, user_include_dirs
 from migrator.projects.models import Run, Stage
 from worker.pipeline import workspace_for
 from worker.project_settings import ProjectSettings, SettingsError
@@ -24,6 +26,7 @@ from worker.project_settings import ProjectSettings, SettingsError
 SEVERITY_ORDER = ("fatal", "error", "warning", "note", "info", "remark")
 MAX_OUTPUT_ROWS = 400  # side-by-side rows of stdout shown; the artifacts keep everything
 ARTIFACT_READ_LIMIT = 50 * 1024 * 1024
+ALL_FILES_OPEN_LIMIT = 12  # more translation units than this: the full table starts folded
 
 Item = dict[str, object]
 
@@ -128,7 +131,26 @@ def compile_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
     toolchain = data.get("toolchain")
     libraries = _dicts(toolchain.get("libraries")) if isinstance(toolchain, dict) else []
     missing = [lib for lib in libraries if not lib.get("installed")]
-    return {"diagnostic_groups": groups, "missing_libraries": missing, "targets": _offload_archs(run)}
+    return {"diagnostic_groups": groups, "missing_libraries": missing, "targets": _offload_archs(run),
+            **compile_cause_context(run, data)}
+
+
+def _command_line(entry: Item) -> str:
+    command = entry.get("command")
+    return shlex.join(str(arg) for arg in command) if isinstance(command, list) else ""
+
+
+def compile_cause_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
+    """Failing files grouped by cause, each with its exact compile command and first error."""
+    causes = causes_from_data(data, {}, user_include_dirs(run))
+    files = {str(f.get("original_path") or f.get("path")): f for f in _dicts(data.get("files"))}
+    groups = []
+    for group in causes.groups:
+        rows = [{"file": name, **files.get(name, {}), "command_line": _command_line(files.get(name, {}))} for name in group.files]
+        groups.append({**group.to_dict(), "rows": rows})
+    failed = sum(1 for f in files.values() if f.get("status") != "passed")
+    return {"cause_groups": groups, "cause_summary": causes.summary, "failed_count": failed,
+            "fold_all_files": len(files) > ALL_FILES_OPEN_LIMIT}
 
 
 def _offload_archs(run: Run) -> tuple[str, ...]:

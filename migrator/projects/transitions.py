@@ -20,6 +20,7 @@ from migrator.projects.constants import (
     StageState,
 )
 from migrator.projects.models import LogChunk, Run, Stage
+from migrator.projects.verdict import verdict_of
 
 
 def bump(run_id: int) -> None:
@@ -143,17 +144,12 @@ def _close_later_stages(stage: Stage, state: StageState, reason: str) -> None:
 
 def _settle_run(run_id: int) -> None:
     """Derive the run's state from its stages once every stage is final."""
-    states = list(Stage.objects.filter(run_id=run_id).values_list("state", flat=True))
+    stages = list(Stage.objects.filter(run_id=run_id).only("name", "state", "summary", "data").order_by("position"))
     run = Run.objects.select_for_update().get(pk=run_id)
-    if any(state not in FINAL_STAGE_STATES for state in states):
+    if any(stage.state not in FINAL_STAGE_STATES for stage in stages):
         bump(run_id)
         return
-    if run.cancel_requested or StageState.CANCELLED in states:
-        final = RunState.CANCELLED
-    elif StageState.FAILED in states:
-        final = RunState.FAILED
-    else:
-        final = RunState.PASSED
+    final = verdict_of(stages, run.cancel_requested).state
     Run.objects.filter(pk=run_id).update(
         state=final, finished_at=timezone.now(), started_at=run.started_at or timezone.now(), version=F("version") + 1
     )
@@ -195,6 +191,12 @@ def fail_unclaimed_stages(now: datetime, queue: str, waited: timedelta, reason: 
         .exclude(state__in=FINAL_STAGE_STATES)
         .exists()
     ]
+
+
+def skip_waiting_stage(stage: Stage, reason: str, data: dict[str, Any]) -> Stage:
+    """A queued stage no runner could take in time: not run, so not checked (the run is partial)."""
+    append_log(stage.pk, stage.run_id, f"[migrator] {reason}\n")
+    return skip_stage(stage.pk, reason, data)
 
 
 def fail_queued_stage(stage: Stage, reason: str) -> Stage:

@@ -17,7 +17,10 @@ from migrator.projects.access import get_project_or_404, projects_for, teams_for
 from migrator.projects.constants import SourceKind
 from migrator.projects.forms import NewProjectForm, SettingsForm, StartRunForm
 from migrator.projects.models import Project
+from migrator.projects.overview import project_rows
+from migrator.projects.progress import progress_chart
 from migrator.projects.queueing import queue_down_message, queue_is_down, with_retry_after
+from migrator.projects.settings_form import ProjectSettingsForm, initial_values
 from migrator.projects.uploads import LimitedUploadHandler
 from worker.dispatch import start_run
 from worker.project_settings import ProjectSettings
@@ -40,8 +43,9 @@ def _upload_too_large(request: HttpRequest) -> bool:
 @login_required
 @require_GET
 def project_list(request: HttpRequest) -> HttpResponse:
-    projects = projects_for(request.user).select_related("team").order_by("team__name", "name")
-    return render(request, "projects/list.html", {"projects": projects, "form": _new_project_form(request)})
+    projects = list(projects_for(request.user).select_related("team").order_by("team__name", "name"))
+    context = {"projects": projects, "rows": project_rows(projects), "form": _new_project_form(request)}
+    return render(request, "projects/list.html", context)
 
 
 @csrf_exempt  # upload handlers must be set before the CSRF check reads the body; checked just below
@@ -82,6 +86,7 @@ def _detail_page(request: HttpRequest, project: Project, form: StartRunForm | No
     context = {
         "project": project, "page": page, "form": form or StartRunForm(initial={"ref": project.git_ref}),
         "archives": project.archives.all()[:5], "is_git": project.source_kind == SourceKind.GIT,
+        "progress_chart": progress_chart(project),
     }
     return render(request, "projects/detail.html", context)
 
@@ -126,14 +131,16 @@ def _run_start(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     project = get_project_or_404(request.user, project_id)
+    effective = ProjectSettings.stored_or_default(project.settings)
+    fields = ProjectSettingsForm(initial=initial_values(effective))
+    form = SettingsForm(initial={"settings_json": json.dumps(effective.to_dict(), indent=2)})
     if request.method == "POST":
-        form = SettingsForm(request.POST)
-        if form.is_valid():
-            project.settings = form.cleaned_data["settings_json"]
+        advanced = "settings_json" in request.POST  # the JSON form (advanced use, scripts)
+        posted = SettingsForm(request.POST) if advanced else ProjectSettingsForm(request.POST)
+        if posted.is_valid():
+            project.settings = posted.cleaned_data["settings_json" if advanced else "settings"]
             project.save(update_fields=["settings"])
             messages.success(request, "Settings saved; they apply to the next run.")
             return redirect(project)
-    else:
-        effective = ProjectSettings.from_dict(project.settings).to_dict()
-        form = SettingsForm(initial={"settings_json": json.dumps(effective, indent=2)})
-    return render(request, "projects/settings.html", {"project": project, "form": form})
+        form, fields = (posted, fields) if advanced else (form, posted)  # type: ignore[assignment]
+    return render(request, "projects/settings.html", {"project": project, "form": form, "fields": fields})

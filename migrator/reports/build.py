@@ -8,9 +8,12 @@ from __future__ import annotations
 from django.conf import settings as django_settings
 from django.urls import reverse
 
+from migrator.projects.causes import run_causes
+from migrator.projects.constants import RunState
 from migrator.projects.models import Run
-from migrator.reports.compare import compare_reports
-from migrator.reports.jsondata import JsonDict
+from migrator.projects.verdict import run_verdict
+from migrator.reports.compare import compare_reports, finding_keys, settings_changes
+from migrator.reports.jsondata import JsonDict, as_dict, as_dicts
 from migrator.reports.markdown import render_markdown
 from migrator.reports.notebook_bridge import notebook_matches
 from migrator.reports.prlinks import parse_pr_url
@@ -33,8 +36,23 @@ def absolute_url(path: str) -> str:
     return base.rstrip("/") + path
 
 
+COMPLETED = (RunState.PASSED, RunState.PARTIAL, RunState.FAILED)
+
+
 def previous_run(run: Run) -> Run | None:
-    return run.project.runs.filter(number__lt=run.number).order_by("-number").first()
+    """The project's last completed run before ``run`` (a cancelled or unfinished one says little)."""
+    return run.project.runs.filter(number__lt=run.number, state__in=COMPLETED).order_by("-number").first()
+
+
+def all_finding_keys(run: Run) -> set[str]:
+    """Every build-file finding of the run's scan (not just the rows the report shows)."""
+    data = run.stages.filter(name="scan").values_list("data", flat=True).first()
+    return finding_keys(as_dicts(data.get("findings")) if isinstance(data, dict) else [])
+
+
+def compare_runs(before: Run, after: Run, after_report: JsonDict) -> JsonDict:
+    changed = settings_changes(as_dict(before.settings_used), as_dict(after.settings_used))
+    return compare_reports(_core(before), after_report, all_finding_keys(before), all_finding_keys(after), changed)
 
 
 def _iso(value: object) -> str | None:
@@ -72,6 +90,7 @@ def _core(run: Run) -> JsonDict:
         "project": {"id": run.project_id, "name": run.project.name, "team": run.project.team.name},
         "run": _run_facts(run),
         "state": run.state,
+        "verdict": run_verdict(run).to_dict(),
         "pull_request": pr.to_dict() if pr else ({"url": run.pr_url} if run.pr_url else None),
         "source": _source(run),
         "stages": [
@@ -92,7 +111,8 @@ def build_report(run: Run) -> JsonDict:
     """The full report of ``run``, with notebook matches and the comparison with the previous run."""
     run = Run.objects.select_related("project", "project__team", "archive").get(pk=run.pk)
     report = _core(run)
+    report["causes"] = run_causes(run).to_dict()
     report["notebook_matches"] = notebook_matches(run)
     before = previous_run(run)
-    report["comparison"] = compare_reports(_core(before), report) if before else None
+    report["comparison"] = compare_runs(before, run, report) if before else None
     return report

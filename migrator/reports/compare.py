@@ -12,7 +12,7 @@ _COUNTS = (
     ("unconverted references", "translation", "unconverted_total"),
     ("build-file findings", "findings", "total"),
 )
-MAX_LISTED_FINDINGS = 10
+MAX_LISTED_FINDINGS = 10  # in the Markdown; the JSON lists them all
 
 
 def _direction(before: int, after: int, lower_is_better: bool = True) -> str:
@@ -46,22 +46,45 @@ def _count_changes(before: JsonDict, after: JsonDict) -> list[JsonDict]:
     return changes
 
 
+def finding_keys(findings: list[JsonDict]) -> set[str]:
+    return {f"{r.get('rule_id')} in {r.get('file')}" for r in findings}
+
+
 def _finding_keys(report: JsonDict) -> set[str]:
-    rows = as_dicts(as_dict(report.get("findings")).get("top"))
-    return {f"{r.get('rule_id')} in {r.get('file')}" for r in rows}
+    return finding_keys(as_dicts(as_dict(report.get("findings")).get("top")))
 
 
-def compare_reports(before: JsonDict, after: JsonDict) -> JsonDict:
-    """Stage state changes, count changes, and findings that appeared or went away."""
+def settings_changes(before: JsonDict, after: JsonDict) -> list[JsonDict]:
+    """Project settings that differ between the two runs (stored differences from the defaults)."""
+    keys = sorted(set(before) | set(after))
+    return [{"setting": key, "before": before.get(key, "(default)"), "after": after.get(key, "(default)")}
+            for key in keys if before.get(key) != after.get(key)]
+
+
+def _not_run(state: object) -> bool:
+    return state in ("skipped", "not_applicable")
+
+
+def compare_reports(before: JsonDict, after: JsonDict, before_findings: set[str] | None = None,
+                    after_findings: set[str] | None = None, changed_settings: list[JsonDict] | None = None) -> JsonDict:
+    """Stage state changes, count changes, findings that appeared or went away (all of them when the
+    callers pass the full sets), and settings changes. A stage that runs, or stops running, because a
+    setting changed is a settings change, neither better nor worse."""
+    changed_settings = changed_settings or []
     changes = _stage_changes(before, after) + _count_changes(before, after)
-    old_keys, new_keys = _finding_keys(before), _finding_keys(after)
+    for change in changes:
+        if changed_settings and (_not_run(change.get("before")) or _not_run(change.get("after"))):
+            change["direction"] = "settings"
+    old_keys = before_findings if before_findings is not None else _finding_keys(before)
+    new_keys = after_findings if after_findings is not None else _finding_keys(after)
     better = sum(1 for c in changes if c["direction"] == "better")
     worse = sum(1 for c in changes if c["direction"] == "worse")
     return {
         "previous_run": before.get("run"),
         "changes": changes,
-        "new_findings": sorted(new_keys - old_keys)[:MAX_LISTED_FINDINGS],
-        "resolved_findings": sorted(old_keys - new_keys)[:MAX_LISTED_FINDINGS],
+        "settings_changes": changed_settings,
+        "new_findings": sorted(new_keys - old_keys),
+        "resolved_findings": sorted(old_keys - new_keys),
         "better": better,
         "worse": worse,
         "verdict": "better" if better and not worse else "worse" if worse and not better else

@@ -119,12 +119,14 @@ def _describe(exc: httpx.HTTPError) -> str:
     return f"{type(exc).__name__}: the host did not answer with valid HTTP"
 
 
-GITHUB_STATES = {"pending": "pending", "passed": "success", "failed": "failure", "cancelled": "error"}
-GITLAB_STATES = {"pending": "running", "passed": "success", "failed": "failed", "cancelled": "canceled"}
+# Commit statuses have no "neutral" on either host: a partial run is a success whose description
+# starts with "PARTIAL" and names what was not checked (built by reports/posting.py).
+GITHUB_STATES = {"pending": "pending", "passed": "success", "partial": "success", "failed": "failure", "cancelled": "error"}
+GITLAB_STATES = {"pending": "running", "passed": "success", "partial": "success", "failed": "failed", "cancelled": "canceled"}
 
 
 def post_commit_status(client: HostClient, repo: str, sha: str, state: str, description: str, target_url: str) -> HostAnswer:
-    """``state`` is pending/passed/failed/cancelled, mapped to the host's vocabulary."""
+    """``state`` is pending/passed/partial/failed/cancelled, mapped to the host's vocabulary."""
     path = f"{client.project_path(repo)}/statuses/{sha}"
     if client.kind == "gitlab":
         payload: dict[str, object] = {"state": GITLAB_STATES[state], "name": STATUS_CONTEXT,

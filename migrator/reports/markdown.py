@@ -5,6 +5,7 @@ so parts that do not fit are left out, with a link to the full report page in th
 """
 from __future__ import annotations
 
+from migrator.reports.compare import MAX_LISTED_FINDINGS
 from migrator.reports.jsondata import (
     JsonDict,
     as_dict,
@@ -14,9 +15,11 @@ from migrator.reports.jsondata import (
     as_list,
     as_str,
 )
+from worker.wording import counted
 
 GITHUB_COMMENT_LIMIT = 65_536
-ICONS = {"passed": "✅", "failed": "❌", "skipped": "⏭️", "cancelled": "⛔", "running": "⏳", "queued": "🕒"}
+ICONS = {"passed": "✅", "partial": "🟡", "failed": "❌", "skipped": "⏭️", "cancelled": "⛔", "running": "⏳", "queued": "🕒",
+         "not_applicable": "➖"}
 TRUNCATION_NOTE = "\n\n> ✂️ This report is longer than a comment allows; parts are left out. [Full report]({url})\n"
 
 
@@ -60,23 +63,45 @@ def _header(report: JsonDict) -> str:
     if pr.get("url"):
         lines.append(f"**Pull request:** {cell(pr.get('url'))}")
     lines.append(f"**Full report:** [{cell(run.get('url'))}]({as_str(run.get('url'))})")
+    lines += _verdict_lines(as_dict(report.get("verdict")))
+    causes = as_dict(report.get("causes"))
+    if causes.get("summary"):
+        lines.append(f"**Why it failed:** {cell(causes.get('summary'))}")
     rows = [[cell(s.get("name")), f"{ICONS.get(as_str(s.get('state')), '')} {cell(s.get('state'))}",
              _seconds(s.get("duration_s")), cell(s.get("summary"))] for s in as_dicts(report.get("stages"))]
     return "\n".join(lines) + "\n\n" + table(["Stage", "State", "Time", "Summary"], rows)
+
+
+def _verdict_lines(verdict: JsonDict) -> list[str]:
+    """What a partial run did not check, and a warning when results came from a fake GPU."""
+    lines = []
+    unchecked = as_dicts(verdict.get("unchecked"))
+    if unchecked:
+        items = "; ".join(f"{cell(u.get('stage'))}: {cell(u.get('reason'))}" for u in unchecked)
+        lines.append(f"**Verdict:** {cell(verdict.get('state'))}, not checked: {items}")
+    if verdict.get("fake_gpu"):
+        lines.append("> ⚠️ **Fake GPU:** some results come from devices faked with `MIGRATOR_FAKE_GPUS` (test/demo mode); "
+                     "they say nothing about real hardware.")
+    return lines
 
 
 def _comparison(report: JsonDict) -> str:
     comparison = as_dict(report.get("comparison"))
     if not comparison:
         return ""
-    marks = {"better": "🟢 better", "worse": "🔴 worse", "same": "same"}
+    marks = {"better": "🟢 better", "worse": "🔴 worse", "same": "same", "settings": "⚙️ settings changed"}
     rows = [[cell(c.get("what")), cell(c.get("before")), cell(c.get("after")), marks.get(as_str(c.get("direction")), "")]
             for c in as_dicts(comparison.get("changes")) if c.get("direction") != "same"]
     body = table(["What", "Before", "After", ""], rows) if rows else "No stage state or count changed."
+    settings = as_dicts(comparison.get("settings_changes"))
+    if settings:
+        body += "\n\n**Settings changed:** " + "; ".join(
+            f"{code(s.get('setting'))} {code(s.get('before'))} → {code(s.get('after'))}" for s in settings)
     for label, key in (("New findings", "new_findings"), ("Resolved findings", "resolved_findings")):
         items = as_list(comparison.get(key))
         if items:
-            body += f"\n\n**{label}:** " + ", ".join(code(i) for i in items)
+            more = f" and {len(items) - MAX_LISTED_FINDINGS} more" if len(items) > MAX_LISTED_FINDINGS else ""
+            body += f"\n\n**{label} ({len(items)}):** " + ", ".join(code(i) for i in items[:MAX_LISTED_FINDINGS]) + more
     previous = as_dict(comparison.get("previous_run"))
     title = f"Compared with run #{as_int(previous.get('number'))}: {as_str(comparison.get('verdict'))}"
     return details(title, body, open_=as_int(comparison.get("worse")) > 0)
@@ -95,7 +120,7 @@ def _translation(report: JsonDict) -> str:
         rows = [[code(u.get("name")), str(as_int(u.get("count"))), cell(u.get("family")),
                  ", ".join(code(loc) for loc in as_list(u.get("locations")))] for u in top]
         body += "\n\n**Top unconverted APIs**\n\n" + table(["API", "Count", "Family", "Where"], rows)
-    title = (f"Translation ({cell(t.get('engine'))}): {as_int(t.get('changed'))} of {as_int(t.get('files'))} files changed, "
+    title = (f"Translation ({cell(t.get('engine'))}): {as_int(t.get('changed'))} of {counted(as_int(t.get('files')), 'file')} changed, "
              f"{as_int(t.get('converted_total'))} converted, {as_int(t.get('unconverted_total'))} unconverted")
     return details(title, body)
 
@@ -141,7 +166,8 @@ def _compile(report: JsonDict) -> str:
         body = "**Failed files:** " + ", ".join(code(x) for x in failed[:30]) + "\n\n" + body
     if c.get("project_build_error"):
         body = f"**Project build:** {cell(c.get('project_build_error'))}\n\n" + body
-    title = (f"Compile: {as_int(c.get('files'))} files, {as_int(c.get('errors'))} errors, {as_int(c.get('warnings'))} warnings "
+    title = (f"Compile: {counted(as_int(c.get('files')), 'file')}, {counted(as_int(c.get('errors')), 'error')}, "
+             f"{counted(as_int(c.get('warnings')), 'warning')} "
              f"(cache {as_int(c.get('cache_hits'))} hits)")
     return details(title, body, open_=as_int(c.get("errors")) > 0)
 
@@ -162,6 +188,8 @@ def _smoke(report: JsonDict) -> str:
     if not s:
         return ""
     lines = [f"**Exit:** {cell(s.get('signal') or s.get('exit_code'))} in {_seconds(s.get('duration_s'))}" if s.get("ran") else "**Not run.**"]
+    if s.get("fake_gpu"):
+        lines.insert(0, "⚠️ **Ran on a fake GPU** (`MIGRATOR_FAKE_GPUS`): this result says nothing about real hardware.")
     if s.get("classification"):
         lines.append(f"**Classified as:** {code(s.get('classification'))}: {cell(s.get('evidence'))}")
     checks = as_dicts(s.get("checks"))
@@ -170,9 +198,11 @@ def _smoke(report: JsonDict) -> str:
         lines.append(table(["Check", "Result", "Detail"], rows))
     reference = as_dict(s.get("reference"))
     if reference:
+        if reference.get("reuse_note"):
+            lines.append(f"**CUDA reference reuse:** {cell(reference.get('reuse_note'))}")
         lines.append(f"**CUDA reference:** {cell(reference.get('summary') or 'not available')}; "
                      f"comparison {cell(reference.get('comparison') or 'not made')} {cell(reference.get('comparison_detail'))}")
-    title = f"Smoke: {cell(s.get('classification') or ('ran' if s.get('ran') else 'not run'))}"
+    title = f"Smoke{' [fake GPU]' if s.get('fake_gpu') else ''}: {cell(s.get('classification') or ('ran' if s.get('ran') else 'not run'))}"
     return details(title, "\n\n".join(lines))
 
 

@@ -16,6 +16,7 @@ from migrator.integrations.hostpolicy import host_policy
 from migrator.integrations.models import ProjectIntegration
 from migrator.projects.constants import FINAL_RUN_STATES
 from migrator.projects.models import Run
+from migrator.projects.verdict import run_verdict
 from migrator.reports import hostapi
 from migrator.reports.build import absolute_url, build_report
 from migrator.reports.markdown import render_markdown
@@ -41,9 +42,18 @@ def _record(run: Run, kind: str, phase: str, answer: hostapi.HostAnswer) -> Stat
 def _status_words(run: Run, phase: str) -> tuple[str, str]:
     if phase == PostPhase.START or run.state not in FINAL_RUN_STATES:
         return "pending", f"Migration run #{run.number} is running"
+    return str(run.state), status_description(run)
+
+
+def status_description(run: Run) -> str:
+    """One line for the host's status: what failed, or for a partial run what was not checked."""
+    verdict = run_verdict(run)
+    fake = " [fake GPU]" if verdict.fake_gpu else ""
+    if verdict.is_partial:
+        return f"PARTIAL #{run.number}{fake}: not checked: {verdict.unchecked_text()}"
     failed = run.stages.filter(state="failed").order_by("position").first()
     reason = f": {failed.name} failed" if failed else ""
-    return str(run.state), f"Migration run #{run.number} {run.state}{reason}"
+    return f"Migration run #{run.number} {run.state}{reason}{fake}"
 
 
 def _post_status(run: Run, client: hostapi.HostClient, repo: str, phase: str) -> StatusPost:

@@ -194,6 +194,7 @@ def smoke_section(smoke: JsonDict) -> JsonDict | None:
     comparison = as_dict(reference.get("comparison"))
     classification = as_dict(smoke.get("classification"))
     return {
+        "fake_gpu": bool(smoke.get("fake_gpu")),
         "ran": bool(execution),
         "exit_code": execution.get("exit_code") if execution else None,
         "signal": as_str(execution.get("signal"), 20),
@@ -209,5 +210,6 @@ def smoke_section(smoke: JsonDict) -> JsonDict | None:
             "summary": as_str(reference.get("summary"), 300),
             "comparison": as_str(comparison.get("status"), 40), "comparison_detail": as_str(comparison.get("detail"), 300),
             "differences": as_int(comparison.get("difference_count")),
+            "fake_gpu": bool(reference.get("fake_gpu")), "reuse_note": as_str(reference.get("reuse_note"), 300),
         } if reference else None,
     }

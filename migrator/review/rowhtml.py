@@ -15,8 +15,10 @@ from html import escape
 
 from migrator.lib.diff_models import Annotation, FoldRange, Row, UnifiedRow
 
-SPLIT_COLUMNS = 6  # notes, number, original code, number, translated code, notes
-UNIFIED_COLUMNS = 4  # original number, translated number, code, notes
+# Notes sit inline under the line they explain (inside its code cell), so the code keeps the
+# width: two notes columns squeezed each side to about 45 characters at 1,400 px.
+SPLIT_COLUMNS = 4  # number, original code, number, translated code
+UNIFIED_COLUMNS = 3  # original number, translated number, code
 
 
 @dataclass(frozen=True)
@@ -30,11 +32,11 @@ class RowLinks:
         return UNIFIED_COLUMNS if self.unified else SPLIT_COLUMNS
 
 
-def notes_cell(notes: Iterable[Annotation]) -> str:
+def inline_notes(notes: Iterable[Annotation]) -> str:
     inner = "".join(
         f'<div class="note note-{escape(n.kind)} sev-{escape(n.severity)}">{escape(n.message)}</div>' for n in notes
     )
-    return f'<td class="notes">{inner}</td>'
+    return f'<div class="inline-notes">{inner}</div>' if inner else ""
 
 
 def number_cell(prefix: str, number: int | None) -> str:
@@ -71,9 +73,9 @@ def split_rows(rows: Iterable[Row], links: RowLinks) -> str:
             out.append(fold_row(row.fold, 0, links))
             continue
         out.append(
-            f'<tr class="line row-{row.kind}">{notes_cell(row.left_annotations)}{number_cell("o", row.left_no)}'
-            f'<td class="code old">{row.left_html}</td>{number_cell("t", row.right_no)}'
-            f'<td class="code new">{row.right_html}</td>{notes_cell(row.right_annotations)}</tr>\n'
+            f'<tr class="line row-{row.kind}">{number_cell("o", row.left_no)}'
+            f'<td class="code old">{row.left_html}{inline_notes(row.left_annotations)}</td>{number_cell("t", row.right_no)}'
+            f'<td class="code new">{row.right_html}{inline_notes(row.right_annotations)}</td></tr>\n'
         )
     return "".join(out)
 
@@ -86,6 +88,6 @@ def unified_rows(rows: Iterable[UnifiedRow], links: RowLinks) -> str:
             continue
         out.append(
             f'<tr class="line row-{row.kind}">{number_cell("o", row.old_no)}{number_cell("t", row.new_no)}'
-            f'<td class="code">{row.html}</td>{notes_cell(row.annotations)}</tr>\n'
+            f'<td class="code">{row.html}{inline_notes(row.annotations)}</td></tr>\n'
         )
     return "".join(out)

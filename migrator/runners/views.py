@@ -23,7 +23,9 @@ def runner_list(request: HttpRequest) -> HttpResponse:
     visible = set(projects_for(request.user).values_list("pk", flat=True))
     rows = [(runner, by_worker.get(runner.name, [])) for runner in runners]
     waiting_rocm = Stage.objects.filter(rocm_queues(), state=StageState.QUEUED, queued_at__isnull=False).count()
-    context = {"rows": rows, "waiting_rocm": waiting_rocm, "visible": visible, "detection": detection_times()}
+    rocm_online = [r for r in runners if r.profile == Runner.Profile.ROCM and r.online]
+    context = {"rows": rows, "waiting_rocm": waiting_rocm, "visible": visible, "detection": detection_times(),
+               "rocm_online": rocm_online}
     return render(request, "runners/list.html", context)
 
 

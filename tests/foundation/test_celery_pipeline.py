@@ -34,7 +34,7 @@ def test_a_run_goes_through_the_chain_on_a_real_worker(celery_worker_process, ar
     start_run(run)  # on_commit runs at once outside a transaction
     run = wait_for(lambda: _finished(run), timeout=60)
     stages = {s.name: s for s in run.stages.all()}
-    assert run.state == RunState.PASSED
+    assert run.state == RunState.PARTIAL  # only fetch is installed for this worker
     assert stages["fetch"].state == StageState.PASSED and stages["fetch"].worker.startswith("test-worker")
     assert stages["fetch"].task_id and stages["fetch"].log_size > 0
     assert stages["compile"].summary == "compile: not available on this installation"
@@ -51,7 +51,7 @@ def test_a_git_run_pins_the_commit_on_a_real_worker(celery_worker_process, team_
     run = wait_for(lambda: _finished(run), timeout=60)
     tag_commit = subprocess.run(["git", "-C", str(git_repo), "rev-parse", "v1^{commit}"], capture_output=True,
                                 text=True, check=True).stdout.strip()
-    assert run.state == RunState.PASSED and run.commit_sha == tag_commit
+    assert run.state == RunState.PARTIAL and run.commit_sha == tag_commit
     assert run.pinned_source == tag_commit
 
 

@@ -96,7 +96,7 @@ def test_the_pipeline_records_not_available_stages_as_skipped(project, only_stag
     states = {s.name: (s.state, s.summary) for s in run.stages.all()}
     assert states["fetch"][0] == StageState.PASSED
     assert states["scan"] == (StageState.SKIPPED, "scan: not available on this installation")
-    assert run.state == RunState.PASSED
+    assert run.state == RunState.PARTIAL  # nothing failed, but most stages were not checked
     assert _stage(run, "fetch").log_size > 0
 
 
@@ -182,9 +182,9 @@ def test_a_smoke_stage_waiting_for_a_rocm_runner_times_out(project, alice_client
     sweeping.sweep(lambda stage, queue: None)
     smoke.refresh_from_db()
     run.refresh_from_db()
-    assert smoke.state == StageState.FAILED
+    assert smoke.state == StageState.SKIPPED and smoke.data == {"no_runner": True}
     assert smoke.summary == "no ROCm runner with a suitable GPU came online within 60 s"
-    assert run.state == RunState.FAILED
+    assert run.state == RunState.PARTIAL
 
 
 def test_rerun_from_a_stage_reuses_earlier_results(project, only_stages, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -208,7 +208,7 @@ def test_rerun_from_a_stage_reuses_earlier_results(project, only_stages, monkeyp
     scan = types.SimpleNamespace(run=count_sources)
     monkeypatch.setattr(pipeline, "load_stage_module", lambda name: scan if name == "scan" else real_loader(name))
     done = pipeline.run_sync(second)
-    assert done.state == RunState.PASSED
+    assert done.state == RunState.PARTIAL
     assert _stage(done, "scan").data == {"files": ["src/vadd.cu"]}
     assert pipeline.workspace_for(first.pk).source.joinpath("src/vadd.cu").exists()
 

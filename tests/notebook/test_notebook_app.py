@@ -8,6 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from migrator.lib.sig_seed import NOTEBOOK_SLUGS
 from migrator.notebook import actions
 from migrator.notebook.matching import match_stage
 from migrator.notebook.models import Entry, EntryRevision, StageMatch
@@ -43,8 +44,8 @@ def failed_compile(team_user, cuda_archive):  # type: ignore[no-untyped-def]
 
 
 def test_seeding_is_idempotent_and_keeps_user_edits(seeded, team_user) -> None:  # type: ignore[no-untyped-def]
-    assert Entry.objects.count() == 20
-    assert actions.load_seed() == {"created": 0, "updated": 0, "unchanged": 20, "kept_user_edits": 0}
+    assert Entry.objects.count() == len(NOTEBOOK_SLUGS) == 62
+    assert actions.load_seed() == {"created": 0, "updated": 0, "unchanged": len(NOTEBOOK_SLUGS), "kept_user_edits": 0}
     entry = Entry.objects.get(slug="cuda-link-libraries")
     data = actions.entry_data_from_dict(actions.snapshot(entry))
     data.symptom = "edited by a person"
@@ -164,15 +165,15 @@ def test_fix_markdown_is_rendered_and_sanitised(alice_client, team_user) -> None
 
 def test_export_and_import_round_trip(alice_client, seeded, team_user) -> None:  # type: ignore[no-untyped-def]
     exported = alice_client.get(reverse("notebook:export")).json()
-    assert len(exported["entries"]) == 20
+    assert len(exported["entries"]) == len(NOTEBOOK_SLUGS)
     exported["entries"][0]["symptom"] = "changed elsewhere"
     exported["entries"].append({**exported["entries"][1], "slug": "brand-new", "title": "Brand new"})
     counts = actions.import_notebook(exported, user=team_user[0])
-    assert counts == {"created": 1, "updated": 1, "unchanged": 19}
+    assert counts == {"created": 1, "updated": 1, "unchanged": len(NOTEBOOK_SLUGS) - 1}
     bad = {"format": "migrator-notebook/1", "entries": [{"title": "x", "symptom": "y", "signatures": [{"kind": "regex", "pattern": "("}]}]}
     with pytest.raises(actions.NotebookError):
         actions.import_notebook(bad, user=None)
-    assert Entry.objects.count() == 21
+    assert Entry.objects.count() == len(NOTEBOOK_SLUGS) + 1
 
 
 def test_import_page_is_for_staff(alice_client) -> None:  # type: ignore[no-untyped-def]

@@ -52,7 +52,7 @@ def test_a_long_report_is_cut_to_the_comment_limit_with_a_link(finished_run: Run
     assert len(full) > GITHUB_COMMENT_LIMIT
     assert len(short) <= GITHUB_COMMENT_LIMIT
     assert f"[Full report](http://localhost:8000/runs/{finished_run.pk}/report)" in short
-    assert short.startswith("## ✅ Migrator: demo run #1 passed") and short.count("<details") == short.count("</details>")
+    assert short.startswith("## 🟡 Migrator: demo run #1 partial") and short.count("<details") == short.count("</details>")
 
 
 def test_a_small_limit_keeps_the_header_and_the_link(finished_run: Run) -> None:
@@ -77,7 +77,7 @@ def test_the_report_page_and_exports(alice_client: Client, finished_run: Run) ->
     assert PR.encode() in page.content
     md = alice_client.get(f"/runs/{finished_run.pk}/report.md")
     assert md.status_code == 200 and md["Content-Type"].startswith("text/markdown")
-    assert md.content.decode().startswith("## ✅ Migrator: demo run #1 passed")
+    assert md.content.decode().startswith("## 🟡 Migrator: demo run #1 partial")
     data = json.loads(alice_client.get(f"/runs/{finished_run.pk}/report.json").content)
     assert data["run"]["number"] == 1 and data["pull_request"]["repo"] == "acme/demo"
 
@@ -94,4 +94,4 @@ def test_run_and_project_pages_link_reports_and_pull_requests(alice_client: Clie
     project: Project = finished_run.project
     detail = alice_client.get(f"/projects/{project.pk}/").content.decode()
     section = detail[detail.index('id="runs-by-pr"'):]
-    assert PR in section and f"/runs/{finished_run.pk}/report" in section and "#1 Passed" in section
+    assert PR in section and f"/runs/{finished_run.pk}/report" in section and "#1 Partial" in section

@@ -50,7 +50,7 @@ def test_it_posts_the_final_status_and_a_report_comment(project: Project, host: 
     assert status.path == f"/repos/acme/demo/statuses/{SHA}" and status.body["state"] == "success"
     assert status.body["context"] == "migrator" and status.body["target_url"].endswith(f"/runs/{run.pk}/report")
     assert status.headers["Authorization"] == "Bearer tok-123"
-    assert comment.path == "/repos/acme/demo/issues/7/comments" and "Migrator: demo run #1 passed" in str(comment.body["body"])
+    assert comment.path == "/repos/acme/demo/issues/7/comments" and "Migrator: demo run #1 partial" in str(comment.body["body"])
 
 
 def test_a_started_run_gets_a_pending_status_and_no_comment(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
@@ -98,7 +98,7 @@ def test_persistent_failures_are_recorded_and_shown_without_touching_the_run(
     assert [(p.ok, p.attempts, p.http_status) for p in posts] == [(False, 3, 500), (False, 3, 500)]
     assert "HTTP 500" in posts[0].error and len(host.requests) == 6
     run.refresh_from_db()
-    assert run.state == "passed"
+    assert run.state == "partial"
     page = alice_client.get(f"/runs/{run.pk}/report").content.decode()
     assert "post-failed" in page and "HTTP 500" in page
     assert "posting to the pull request failed" in alice_client.get(f"/runs/{run.pk}/").content.decode()
@@ -164,3 +164,32 @@ def test_the_first_finished_stage_marks_the_start_and_later_ones_wait_for_the_en
     assert transitions.claim_stage(scan.pk, "w")
     assert phase_after(transitions.finish_stage(scan.pk, "passed", "ok")) is None
     assert phase_after(transitions.finish_stage(run.stages.get(name="hipify").pk, "failed", "boom")) == "final"
+
+
+def test_a_partial_run_is_a_success_whose_description_says_what_was_not_checked(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+    run = finished_run(project, only_stages)
+    assert run.state == "partial"
+    post_run_status(run.pk)
+    status, comment = host.requests
+    assert status.body["state"] == "success"
+    assert str(status.body["description"]).startswith("PARTIAL #1: not checked: fetch (not available on this installation)")
+    assert "**Verdict:** partial, not checked: fetch: not available on this installation" in str(comment.body["body"])
+
+
+def test_gitlab_gets_the_partial_run_as_success_with_the_same_description(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+    ProjectIntegration.objects.filter(project=project).update(host_kind="gitlab")
+    run = finished_run(project, only_stages, pr_url="")
+    post_run_status(run.pk)
+    (status,) = host.requests
+    assert status.path == f"/projects/acme%2Fdemo/statuses/{SHA}" and status.body["state"] == "success"
+    assert status.body["name"] == "migrator" and str(status.body["description"]).startswith("PARTIAL #1")
+
+
+@pytest.mark.parametrize(("state", "github", "gitlab"), [
+    ("passed", "success", "success"), ("partial", "success", "success"), ("failed", "failure", "failed"),
+    ("cancelled", "error", "canceled"), ("pending", "pending", "running"),
+])
+def test_every_run_state_has_a_host_state(state: str, github: str, gitlab: str) -> None:
+    from migrator.reports.hostapi import GITHUB_STATES, GITLAB_STATES
+
+    assert (GITHUB_STATES[state], GITLAB_STATES[state]) == (github, gitlab)

@@ -71,7 +71,8 @@ def test_a_machine_without_an_amd_gpu_fails_with_no_device(tmp_path, monkeypatch
 
 
 def _write_reference(ctx: StageContext, stdout: str) -> None:
-    payload = {"ok": True, "summary": "CUDA reference ran", "execution": {"stdout": stdout, "stderr": ""}}
+    # run_id: made by this run (a parent's reference is reused only with a matching key).
+    payload = {"ok": True, "summary": "CUDA reference ran", "run_id": ctx.run_id, "execution": {"stdout": stdout, "stderr": ""}}
     (ctx.workspace.artifacts / "reference.json").write_text(json.dumps(payload))
 
 

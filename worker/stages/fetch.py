@@ -17,6 +17,7 @@ from pathlib import Path
 from migrator.lib.archives import ArchiveError, Limits, unpack_archive
 from migrator.lib.gitsource import GitSourceError, shallow_clone
 from worker.context import StageContext, StageResult
+from worker.wording import counted
 
 
 def run(ctx: StageContext) -> StageResult:
@@ -74,7 +75,7 @@ def _fetch_archive(ctx: StageContext, spec: dict[str, object], dest: Path) -> St
     ctx.log(f"unpacked {report.files} files, {report.bytes} bytes\n")
     ctx.progress(report.files, report.files)
     return StageResult.passed(
-        f"unpacked {report.files} files ({_human(report.bytes)})",
+        f"unpacked {counted(report.files, 'file')} ({_human(report.bytes)})",
         kind="archive", sha256=spec.get("sha256"), files=report.files, bytes=report.bytes,
     )
 
@@ -95,7 +96,7 @@ def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageR
     removed = [path for path, _target in result.removed_links]
     note = f"; removed {len(removed)} symbolic link(s) pointing outside the checkout: {', '.join(removed)}" if removed else ""
     return StageResult.passed(
-        f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {files} files ({_human(size)}){note}"[:500],
+        f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {counted(files, 'file')} ({_human(size)}){note}"[:500],
         kind="git", url=url, ref=result.ref, commit=result.commit, files=files, bytes=size, removed_links=removed,
     )
 

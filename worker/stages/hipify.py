@@ -29,6 +29,7 @@ from worker.stages.torch_engine import run_torch_engine, wants_torch_engine
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
+from worker.wording import counted
 
 ACCOUNT_ARTIFACT = "translation.json"
 MAX_LISTED = 20
@@ -94,8 +95,10 @@ def run(ctx: StageContext) -> StageResult:
     data["build_fixes"] = [fix.to_dict() for fix in fixes]
     data["generated_files"] = python_port.generated
     totals = account.totals()
-    summary = (f"{totals['changed']} of {totals['files']} files translated, {totals['converted_total']} references "
-               f"converted, {totals['unconverted_total']} left unconverted, {len(fixes)} build-file fixes applied")
+    files, converted = int(str(totals["files"])), int(str(totals["converted_total"]))
+    summary = (f"{totals['changed']} of {counted(files, 'file')} translated, "
+               f"{counted(converted, 'reference')} converted, {totals['unconverted_total']} left unconverted, "
+               f"{counted(len(fixes), 'build-file fix', 'build-file fixes')} applied")
     return StageResult.passed(summary, **data)
 
 

@@ -19,6 +19,7 @@ from worker.scanning.model import Finding
 from worker.scanning.project_kind import detect_kind
 from worker.scanning.pytorch_scan import PYTHON_KINDS, pytorch_scan, resolve_options_from_env, rocm_version_for
 from worker.scanning.readiness import summarize
+from worker.wording import counted
 
 FINDINGS_IN_DATA = 2000  # compact rows (~250 bytes each) on the Stage row; the artifact keeps every finding
 _COMPACT_KEYS = ("rule_id", "severity", "file", "line", "column", "text", "replacement", "notebook_slug")
@@ -38,7 +39,7 @@ def _summary(files: int, cuda_files: int, findings: list[Finding], share: float,
     counts = ", ".join(f"{by_severity[s]} {plural[s] if by_severity[s] != 1 else s}" for s in ("error", "warning", "info"))
     fixable = sum(1 for f in findings if f.fixable)
     readiness = f"{share:.0%} of CUDA references translatable" if engine else "translation engine unavailable"
-    return f"{files} files ({cuda_files} with CUDA); findings: {counts} ({fixable} fixable); {readiness}"
+    return f"{counted(files, 'file')} ({cuda_files} with CUDA); findings: {counts} ({fixable} fixable); {readiness}"
 
 
 def run(ctx: StageContext) -> StageResult:

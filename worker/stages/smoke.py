@@ -6,7 +6,8 @@ working directory); optionally the CUDA reference from ``artifacts/reference.jso
 ``ctx.previous["reference"]`` (written by :func:`run_reference` on a ``cuda`` runner).
 Output data: ``execution`` (exit, signal, time-out, duration, peaks, output tails), ``checks``,
 ``classification`` (None when passed), ``gpu``, ``probe``, ``reference`` (comparison with the
-CUDA run). Full outputs go to ``artifacts/smoke.json``.
+CUDA run; a parent run's reference only when made for the same smoke command and build),
+``fake_gpu`` (the device was faked with MIGRATOR_FAKE_GPUS: the summary starts "[fake GPU]"). Full outputs go to ``artifacts/smoke.json``.
 Failure modes (failed results): no AMD GPU here (classification ``no-device``), every GPU busy
 past the wait timeout (``gpu-busy``), a wrong exit code / signal / time-out (classified from the
 output: ``no-device``, ``wrong-target``, ``launch-config``, ``illegal-memory-access``, ``timeout``,
@@ -26,6 +27,7 @@ from worker.runner.checks import CheckResult, Comparison, compare_outputs, run_c
 from worker.runner.gpus import probe
 from worker.runner.job import GpuRun, JobLimits, run_on_gpu
 from worker.runner.reference import build_cuda_reference
+from worker.runner.reference_reuse import decide_reuse, reference_key
 from worker.stages.smoke_presets import run_preset_reference, run_preset_stage
 from worker.toolchain.roots import ToolchainNotFound, select_root
 from worker.toolchain.sandbox import Sandbox
@@ -36,6 +38,7 @@ REFERENCE_PENDING = "reference.pending"  # written when a CUDA reference run was
 REFERENCE_POLL_S = 1.0
 REFERENCE_BUILD_DIR = "reference-build"  # under the workspace root, beside build/
 TAIL_CHARS = 8000
+FAKE_LABEL = "[fake GPU] "  # opens every summary of a result obtained on a MIGRATOR_FAKE_GPUS device
 # Lines that legitimately differ between the CUDA and the ROCm run: timings and device names.
 COMPARE_IGNORE = (
     r"(?i)\b(time|elapsed|took|ms|msec|usec|seconds?|GB/s|GFLOP/?s|TFLOP/?s|bandwidth|throughput)\b",
@@ -70,7 +73,18 @@ def _write_artifact(ctx: StageContext, name: str, payload: dict[str, Any]) -> No
 
 
 def load_reference(ctx: StageContext) -> dict[str, Any] | None:
-    """The reference result: the artifact (full output) first, else the previous stage's data."""
+    """The reference result usable for this run: the artifact (full output) first, else the previous
+    stage's data; a parent run's reference only when made for the same smoke command and build."""
+    found = _stored_reference(ctx)
+    decision = decide_reuse(found, reference_key(ctx.settings, source_pin(ctx)), ctx.run_id)
+    if decision.note:
+        ctx.log(f"{decision.note}\n")
+    if not decision.usable:
+        return {"ok": False, "summary": decision.note, "not_reused": True} if decision.note else None
+    return {**found, "reuse_note": decision.note} if found and decision.note else found
+
+
+def _stored_reference(ctx: StageContext) -> dict[str, Any] | None:
     path = ctx.workspace.artifacts / REFERENCE_ARTIFACT
     if path.is_file():
         try:
@@ -78,7 +92,17 @@ def load_reference(ctx: StageContext) -> dict[str, Any] | None:
             return loaded if isinstance(loaded, dict) else None
         except (OSError, json.JSONDecodeError):
             return None
-    return ctx.previous.get("reference")
+    previous = ctx.previous.get("reference")
+    return previous if isinstance(previous, dict) else None
+
+
+def source_pin(ctx: StageContext) -> str:
+    return str(ctx.source_spec.get("sha256") or ctx.source_spec.get("ref") or "")
+
+
+def on_fake_gpu(job: GpuRun) -> bool:
+    """True when the job leased a device faked with MIGRATOR_FAKE_GPUS."""
+    return job.gpu is not None and job.gpu.fake
 
 
 def reference_stdout(reference: dict[str, Any] | None) -> str | None:
@@ -100,7 +124,9 @@ def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] |
     ref_out = reference_stdout(reference)
     info: dict[str, Any] = {"available": ref_out is not None, "comparison": None}
     if reference:
-        info.update(ok=reference.get("ok"), summary=reference.get("summary"), gpu=reference.get("gpu"))
+        info.update(ok=reference.get("ok"), summary=reference.get("summary"), gpu=reference.get("gpu"),
+                    fake_gpu=bool(reference.get("fake_gpu")), reuse_note=reference.get("reuse_note", ""),
+                    not_reused=bool(reference.get("not_reused")))
     if ref_out is not None and settings.smoke_compare_reference:
         tolerances = [c for c in settings.smoke_checks if c.kind == "numeric"]
         rel, abs_ = (tolerances[0].rel_tol, tolerances[0].abs_tol) if tolerances else (1e-5, 1e-8)
@@ -115,7 +141,7 @@ def run(ctx: StageContext) -> StageResult:
     if preset:
         return run_preset_stage(ctx, preset)
     if not settings.smoke_command.strip():
-        return StageResult.skipped("no smoke command configured in project settings")
+        return StageResult.skipped("no smoke command configured in project settings", no_smoke_command=True)
     build = ctx.workspace.build
     if not build.is_dir():
         return StageResult.failed("nothing was built: the build directory is missing", classification=None)
@@ -157,9 +183,10 @@ def await_reference(ctx: StageContext, poll_s: float = REFERENCE_POLL_S) -> bool
 def _not_run(ctx: StageContext, job: GpuRun) -> StageResult:
     classification = job.classification.to_dict() if job.classification else None
     ctx.log(f"not run: {job.error}\n")
+    fake = on_fake_gpu(job)
     return StageResult.failed(
-        job.error, execution=None, checks=[], classification=classification,
-        gpu=None, probe=job.probe.to_dict(), reference=None,
+        (FAKE_LABEL if fake else "") + job.error, execution=None, checks=[], classification=classification,
+        gpu=None, probe=job.probe.to_dict(), reference=None, fake_gpu=fake,
     )
 
 
@@ -194,9 +221,13 @@ def _judge(ctx: StageContext, job: GpuRun) -> StageResult:
     data = trimmed(job.to_dict())
     data.update(checks=[c.to_dict() for c in checks], classification=kind, reference=compared)
     summary = f"exit {execution.exit_code if execution.signal is None else execution.signal} in {execution.duration_s:.1f} s, {_check_summaries(checks)}"
+    # A result from a fake device (or compared with a fake-device reference) says so wherever it is shown.
+    fake = on_fake_gpu(job) or bool(compared.get("fake_gpu"))
+    data["fake_gpu"] = fake
+    label = FAKE_LABEL if fake else ""
     if kind is not None:
-        return StageResult.failed(f"{kind['kind']}: {kind['evidence']}"[:300], **data)
-    return StageResult.passed(summary, **data)
+        return StageResult.failed(f"{label}{kind['kind']}: {kind['evidence']}"[:300], **data)
+    return StageResult.passed(label + summary, **data)
 
 
 def run_reference(ctx: StageContext) -> dict[str, Any]:
@@ -218,7 +249,8 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     build = build_cuda_reference(
         ctx.workspace.source, ctx.workspace.root / REFERENCE_BUILD_DIR, settings, sandbox, arch, log=ctx.log
     )
-    result: dict[str, Any] = {"build": build.to_dict()}
+    result: dict[str, Any] = {"build": build.to_dict(), "run_id": ctx.run_id,
+                              "key": reference_key(settings, source_pin(ctx))}
     if not build.ok:
         result.update(ok=False, summary=f"CUDA reference build failed: {build.error}")
     else:
@@ -228,6 +260,8 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
         )
         ctx.check_cancelled()
         result.update(_reference_outcome(settings, job))
+        if on_fake_gpu(job):
+            result.update(fake_gpu=True, summary=FAKE_LABEL + str(result.get("summary", "")))
     _write_artifact(ctx, REFERENCE_ARTIFACT, result)
     return trimmed(result)
 

@@ -40,6 +40,7 @@ class FileData(TypedDict):
     cached: bool
     errors: int
     warnings: int
+    command: list[str]  # the exact compiler command, include directories included
 
 
 def diagnostic_data(tu: str, diagnostic: Diagnostic, line_map: TreeLineMap) -> DiagnosticData:
@@ -56,7 +57,7 @@ def file_data(result: FileResult, line_map: TreeLineMap) -> FileData:
     return FileData(
         path=result.path, original_path=line_map.original_path(result.path), status=result.status,
         duration_s=round(result.duration_s, 3), object_size=result.object_size, object_path=result.object_path,
-        cached=result.cached, errors=result.errors, warnings=result.warnings,
+        cached=result.cached, errors=result.errors, warnings=result.warnings, command=list(result.command),
     )
 
 

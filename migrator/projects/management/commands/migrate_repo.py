@@ -9,12 +9,16 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from migrator.lib.gitsource import GitSourceError
 from migrator.projects.actions import ActionError
-from migrator.projects.cli import choose_team, format_stage_line, migrate_repo, run_link, write_report
+from migrator.projects.cli import choose_team, exit_code, format_stage_line, migrate_repo, run_link, write_report
+from migrator.projects.verdict import run_verdict
 from worker.project_settings import SettingsError
 
 
 class Command(BaseCommand):
-    help = "Migrate a CUDA repository (archive, directory or git URL) and print per-stage results."
+    help = (
+        "Migrate a CUDA repository (archive, directory or git URL) and print per-stage results. "
+        "Exit status: 0 passed, 3 partial (nothing failed, some stage not checked), 1 failed or cancelled."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("source", metavar="PATH_OR_URL")
@@ -41,11 +45,13 @@ class Command(BaseCommand):
                               f"(manage.py create_team_user USER {team.name!r})")
         for stage in run.stages.all():
             self.stdout.write(format_stage_line(stage))
-        self.stdout.write(f"run #{run.number} of {run.project.name} (team {team.name}): {run.state} (run id {run.pk})")
+        verdict = run_verdict(run)
+        self.stdout.write(f"run #{run.number} of {run.project.name} (team {team.name}): {verdict.headline()} (run id {run.pk})")
         self.stdout.write(f"report: {run_link(run)}")
         if options["report"]:
             write_report(run, options["report"])
             self.stdout.write(f"report written to {options['report']}")
-        if run.state != "passed":
-            raise SystemExit(1)
+        code = exit_code(run.state)
+        if code:
+            raise SystemExit(code)
 

@@ -1,0 +1,247 @@
+"""Why compile and link failed, by cause: whose fault each failing file is.
+
+Fed by the compile and link stages' stored data (``files``, ``diagnostics``, ``toolchain``,
+``include_dirs``, ``project_build``; ``problems``), never by the disk, so it runs anywhere the data
+is. Each failing file gets one cause from its first error, in five kinds:
+
+- ``environment``: the toolchain in use lacks something (a ROCm library or header, a GPU feature);
+- ``translation``: CUDA left behind (names, headers, libraries) or a HIP API missing in the target;
+- ``build_configuration``: flags, paths, build files (nvcc-only flags, CMake, Python extension headers);
+- ``project_code``: an ordinary C++ error that is the project's own;
+- ``migrator``: our own heuristics (include directories we guessed that do not provide a header).
+
+Pure: standard library only.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from worker.wording import counted
+
+CauseKind = Literal["environment", "translation", "build_configuration", "project_code", "migrator"]
+KIND_ORDER: tuple[CauseKind, ...] = ("environment", "translation", "build_configuration", "migrator", "project_code")
+KIND_LABELS: dict[str, str] = {
+    "environment": "environment", "translation": "translation", "build_configuration": "build configuration",
+    "project_code": "project code", "migrator": "Migrator",
+}
+MAX_NAMES = 4
+
+_NOT_FOUND = re.compile(r"'(?P<header>[^']+)' file not found|(?P<header2>[\w./+-]+\.(?:h|hpp|cuh|hxx)): No such file or directory")
+_UNDECLARED = re.compile(r"(?:use of undeclared identifier|unknown type name|no template named|no type named) '(?P<name>[\w:]+)'")
+_CUDA_NAME = re.compile(r"^(?:cuda|cu[A-Z]|CU[A-Z_]|cublas|cufft|curand|cusparse|cusolver|cudnn|nccl|nvtx|__nv_|nv[A-Z]|CUBLAS|CUFFT|CURAND|CUSPARSE|CUDNN|NCCL)")
+_WARP_SYNC = re.compile(r"^__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match_\w+_sync|reduce_\w+_sync|syncwarp)$")
+_CUDA_HEADER = re.compile(r"^(?:cuda\w*|cu[a-z]\w*|nvtx\w*|nvToolsExt\w*|nvml|nvrtc|NvInfer\w*|cufile|cudnn\w*|nccl|"
+                          r"nvtx3/.*|cooperative_groups/.*|crt/.*|thrust/system/cuda/.*|nvsci\w*|NvMedia\w*|nvmedia\w*)\.(?:h|hpp|cuh)$",
+                          re.IGNORECASE)
+_PYTHON_HEADER = re.compile(r"^(?:Python\.h|pybind11/.*|ATen/.*|torch/.*|c10/.*|THC/.*|numpy/.*)$")
+_WINDOWS_HEADER = re.compile(r"^(?:windows|direct|io|conio|winsock2?|tchar|shlwapi|intrin)\.h$", re.IGNORECASE)
+_FLAG_ERROR = re.compile(r"unknown argument: '(?P<flag>[^']+)'|unsupported option '(?P<flag2>[^']+)'|"
+                         r"unknown argument '(?P<flag3>[^']+)'|invalid value '[^']+' in '(?P<flag4>[^']+)'")
+_IMAGE = re.compile(r"image instruction is not supported", re.IGNORECASE)
+_LANE_MASK = re.compile(r"mask must be a 64-bit integer", re.IGNORECASE)
+_CMAKE = re.compile(r"CMake Error|Cannot determine link language|No CMAKE_\w+_COMPILER could be found|"
+                    r"make(?:\[\d+\])?: \*\*\*|No rule to make target|Could NOT find", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Cause:
+    kind: CauseKind
+    key: str  # files with the same key fail for the same reason
+    reason: str  # one line, for people
+    file: str
+    message: str  # the error line that decided
+    names: tuple[str, ...] = ()  # CUDA names left in this file, when that is the cause
+
+
+@dataclass
+class CauseGroup:
+    kind: CauseKind
+    key: str
+    reason: str
+    files: list[str] = field(default_factory=list)
+    example: str = ""
+    names: list[str] = field(default_factory=list)  # e.g. the CUDA names left, across files
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "label": KIND_LABELS[self.kind], "key": self.key, "reason": self.reason,
+                "files": self.files, "file_count": len(self.files), "example": self.example, "names": self.names}
+
+
+@dataclass(frozen=True)
+class _Toolchain:
+    name: str
+    libraries: tuple[Mapping[str, Any], ...]
+    guessed_include_dirs: tuple[str, ...]
+
+
+def _toolchain(data: Mapping[str, Any], user_include_dirs: Sequence[str]) -> _Toolchain:
+    tc = data.get("toolchain") if isinstance(data.get("toolchain"), Mapping) else {}
+    assert isinstance(tc, Mapping)
+    name = str(tc.get("name") or "") or (f"ROCm {tc.get('hip_version')}" if tc.get("hip_version") else "") or (
+        f"hipcc {tc.get('hipcc_version')}" if tc.get("hipcc_version") else "the toolchain in use")
+    libraries = tuple(lib for lib in tc.get("libraries") or () if isinstance(lib, Mapping))
+    found = [str(d) for d in data.get("include_dirs") or () if isinstance(d, str)]
+    guessed = tuple(d for d in found if d not in set(user_include_dirs))
+    return _Toolchain(name, libraries, guessed)
+
+
+def _library_for_header(header: str, tc: _Toolchain) -> Mapping[str, Any] | None:
+    """The ROCm library a header belongs to: by its exact path, its directory, or its file name."""
+    stem = header.rsplit("/", 1)[-1]
+    top = header.split("/", 1)[0] if "/" in header else header.rsplit(".", 1)[0]
+    for lib in tc.libraries:
+        known = str(lib.get("header") or "")
+        if known and (known == header or known.split("/", 1)[0] == top or known.rsplit("/", 1)[-1] == stem):
+            return lib
+    return None
+
+
+def _missing_header(header: str, file: str, message: str, tc: _Toolchain) -> Cause:
+    lib = _library_for_header(header, tc)
+    if lib is not None and not lib.get("installed"):
+        package = f" (package {lib.get('package')})" if lib.get("package") else ""
+        return Cause("environment", f"missing-library:{lib.get('name')}",
+                     f"{lib.get('name')} is not in toolchain {tc.name}{package}", file, message)
+    if lib is not None and header != lib.get("header"):
+        return Cause("translation", f"moved-header:{header}",
+                     f"<{header}> is <{lib.get('header')}> in this ROCm version", file, message)
+    if _CUDA_HEADER.match(header):
+        return Cause("translation", f"cuda-header:{header}", f"CUDA header <{header}> has no HIP counterpart here", file, message)
+    if _PYTHON_HEADER.match(header):
+        return Cause("build_configuration", "python-extension",
+                     "Python/PyTorch extension sources need their Python build (Python.h, ATen/torch headers)", file, message)
+    if _WINDOWS_HEADER.match(header):
+        return Cause("project_code", f"windows-only:{header}", f"Windows-only header <{header}>", file, message)
+    if tc.guessed_include_dirs:
+        dirs = ", ".join(tc.guessed_include_dirs[:3])
+        return Cause("migrator", f"guessed-includes:{header}",
+                     f"the include directories Migrator guessed ({dirs}) do not provide <{header}>: set include_dirs",
+                     file, message)
+    return Cause("build_configuration", f"header-path:{header}", f"<{header}> is not on the include path", file, message)
+
+
+def _undeclared(name: str, file: str, message: str) -> Cause:
+    bare = name.split("::")[-1]
+    if _WARP_SYNC.match(bare):
+        return Cause("translation", "warp-sync", "warp-sync intrinsics (__shfl_*_sync...) are off in this HIP: "
+                     "HIP_ENABLE_WARP_SYNC_BUILTINS and 64-bit masks", file, message)
+    if _CUDA_NAME.match(bare):
+        return Cause("translation", "cuda-names", "CUDA names left untranslated", file, message)
+    if bare.startswith(("hip", "roc", "HIP")):
+        return Cause("translation", f"hip-missing:{bare}", f"{bare} is missing from the target HIP version", file, message)
+    return Cause("project_code", "cxx-error", "C++ errors in the project's code", file, message)
+
+
+def classify_message(message: str, file: str, tc: _Toolchain) -> Cause:
+    """The cause of one error message (the first error of a failing file)."""
+    if found := _NOT_FOUND.search(message):
+        return _missing_header(found["header"] or found["header2"], file, message, tc)
+    if found := _FLAG_ERROR.search(message):
+        flag = found["flag"] or found["flag2"] or found["flag3"] or found["flag4"]
+        return Cause("build_configuration", f"flag:{flag}", f"flag {flag} is not understood by hipcc/clang", file, message)
+    if _IMAGE.search(message):
+        return Cause("environment", "no-image-instructions",
+                     "the target GPU has no image instructions (texture sampling)", file, message)
+    if _LANE_MASK.search(message):
+        return Cause("translation", "lane-mask", "32-bit warp masks: AMD wavefronts need 64-bit masks", file, message)
+    if found := _UNDECLARED.search(message):
+        return _undeclared(found["name"], file, message)
+    if _CMAKE.search(message):
+        return Cause("build_configuration", "build-files", "the project's build files fail on ROCm", file, message)
+    return Cause("project_code", "cxx-error", "C++ errors in the project's code", file, message)
+
+
+def _errors_by_file(data: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    errors: dict[str, list[Mapping[str, Any]]] = {}
+    for item in data.get("diagnostics") or ():
+        if isinstance(item, Mapping) and item.get("severity") in ("error", "fatal"):
+            key = str(item.get("tu") or item.get("file") or "")
+            errors.setdefault(key, []).append(item)
+    return errors
+
+
+def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = ()) -> list[Cause]:
+    """One cause per failing translation unit (or per failing project build)."""
+    tc = _toolchain(data, user_include_dirs)
+    errors = _errors_by_file(data)
+    causes: list[Cause] = []
+    for entry in data.get("files") or ():
+        if not isinstance(entry, Mapping) or entry.get("status") == "passed":
+            continue
+        path = str(entry.get("path") or "")
+        shown = str(entry.get("original_path") or path)
+        file_errors = errors.get(path) or [{}]
+        message = str(file_errors[0].get("message") or entry.get("status") or "failed")
+        cause = classify_message(message, shown, tc)
+        if cause.key == "cuda-names":
+            cause = replace(cause, names=_cuda_names(file_errors))
+        causes.append(cause)
+    build = data.get("project_build")
+    if isinstance(build, Mapping) and build.get("ok") is False:
+        first = next(iter(errors.values()), [{}])[0]
+        message = str(first.get("message") or build.get("error") or "the project build failed")
+        causes.append(classify_message(message, str(first.get("original_file") or first.get("file") or "(build)"), tc))
+    return causes
+
+
+def _cuda_names(errors: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    names: dict[str, None] = {}
+    for item in errors:
+        found = _UNDECLARED.search(str(item.get("message") or ""))
+        if found and _CUDA_NAME.match(found["name"].split("::")[-1]):
+            names[found["name"]] = None
+    return tuple(names)
+
+
+def link_causes(data: Mapping[str, Any], toolchain: Mapping[str, Any] | None = None) -> list[Cause]:
+    """One cause per link problem (a missing library, an undefined symbol)."""
+    tc = _toolchain({"toolchain": toolchain or {}}, ())
+    causes = []
+    for problem in data.get("problems") or ():
+        if not isinstance(problem, Mapping):
+            continue
+        where = str(problem.get("object") or "(link)")
+        message = str(problem.get("message") or "")
+        library, symbol = str(problem.get("library") or ""), str(problem.get("symbol") or "")
+        if library:
+            causes.append(_missing_library(library, where, message, problem, tc))
+        elif symbol:
+            cause = _undeclared(symbol.split("(")[0], where, message)
+            causes.append(replace(cause, names=(symbol,)) if cause.key == "cuda-names" else cause)
+    return causes
+
+
+def _missing_library(library: str, where: str, message: str, problem: Mapping[str, Any], tc: _Toolchain) -> Cause:
+    if _CUDA_NAME.match(library) or library in ("cudart", "cuda", "cublas", "nvToolsExt"):
+        replacement = f": use {problem.get('replacement')}" if problem.get("replacement") else ""
+        return Cause("translation", f"cuda-library:{library}", f"CUDA library -l{library} still linked{replacement}", where, message)
+    for lib in tc.libraries:
+        if str(lib.get("library") or "") == f"lib{library}.so" and not lib.get("installed"):
+            return Cause("environment", f"missing-library:{lib.get('name')}",
+                         f"{lib.get('name')} is not in toolchain {tc.name}", where, message)
+    return Cause("build_configuration", f"library:{library}", f"library -l{library} is not found", where, message)
+
+
+def group_causes(causes: Sequence[Cause]) -> list[CauseGroup]:
+    """Causes grouped by key, kinds in a fixed order, larger groups first within a kind."""
+    groups: dict[str, CauseGroup] = {}
+    for cause in causes:
+        group = groups.setdefault(cause.key, CauseGroup(cause.kind, cause.key, cause.reason, example=cause.message))
+        if cause.file not in group.files:
+            group.files.append(cause.file)
+        group.names += [name for name in cause.names if name not in group.names]
+    return sorted(groups.values(), key=lambda g: (KIND_ORDER.index(g.kind), -len(g.files), g.key))
+
+
+def summary_line(groups: Sequence[CauseGroup]) -> str:
+    """``29 files fail because hipBLAS is not in toolchain X (environment); 6 on CUDA names left ...``."""
+    parts = []
+    for index, group in enumerate(groups):
+        names = f": {', '.join(group.names[:MAX_NAMES])}{', ...' if len(group.names) > MAX_NAMES else ''}" if group.names else ""
+        count = len(group.files)
+        verb = (" fails because " if count == 1 else " fail because ") if index == 0 else " on "
+        parts.append(f"{counted(len(group.files), 'file')}{verb}{group.reason}{names} ({KIND_LABELS[group.kind]})")
+    return "; ".join(parts)
