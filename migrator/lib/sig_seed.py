@@ -13,7 +13,11 @@ SEED_DIR = Path(__file__).resolve().parent.parent / "notebook_seed"
 SEED_PATH = SEED_DIR / "entries.yaml"
 # Entries for failures real code produced with the ROCm 6.4 toolchain (issue 15).
 REAL_FAILURES_PATH = SEED_DIR / "real_failures.yaml"
-SEED_PATHS: tuple[Path, ...] = (SEED_PATH, REAL_FAILURES_PATH)
+# Entries for Python/PyTorch projects, linked from the scan's Python-code findings (issue 16).
+PYTORCH_PATH = SEED_DIR / "pytorch.yaml"
+SEED_PATHS: tuple[Path, ...] = (SEED_PATH, REAL_FAILURES_PATH, PYTORCH_PATH)
+PYTHON_PROJECT_SLUGS: tuple[str, ...] = ("torch-version-cuda", "gpu-arch-check", "nvidia-tools-in-code",
+                                         "triton-inline-ptx")
 
 # The only slugs findings and diagnostics may reference.
 NOTEBOOK_SLUGS: tuple[str, ...] = (
@@ -82,6 +86,7 @@ NOTEBOOK_SLUGS: tuple[str, ...] = (
     "hip-compiler-check-failed",
 )
 REAL_FAILURE_SLUGS: tuple[str, ...] = NOTEBOOK_SLUGS[20:]
+NOTEBOOK_SLUGS += PYTHON_PROJECT_SLUGS
 PIPELINE_STAGES: tuple[str, ...] = (
     "fetch",
     "scan",

@@ -44,7 +44,7 @@ def failed_compile(team_user, cuda_archive):  # type: ignore[no-untyped-def]
 
 
 def test_seeding_is_idempotent_and_keeps_user_edits(seeded, team_user) -> None:  # type: ignore[no-untyped-def]
-    assert Entry.objects.count() == len(NOTEBOOK_SLUGS) == 62
+    assert Entry.objects.count() == len(NOTEBOOK_SLUGS) == 66
     assert actions.load_seed() == {"created": 0, "updated": 0, "unchanged": len(NOTEBOOK_SLUGS), "kept_user_edits": 0}
     entry = Entry.objects.get(slug="cuda-link-libraries")
     data = actions.entry_data_from_dict(actions.snapshot(entry))

@@ -4,6 +4,7 @@ import pytest
 
 from migrator.lib.sig_seed import (
     NOTEBOOK_SLUGS,
+    PYTHON_PROJECT_SLUGS,
     REAL_FAILURE_SLUGS,
     SeedEntry,
     SeedError,
@@ -181,7 +182,7 @@ def test_every_seed_entry_has_a_fix_with_a_code_block_and_public_links(
 def test_every_seed_entry_has_a_realistic_example() -> None:
     # The entries for failures seen with ROCm 6.4 are tested on real toolchain output in
     # tests/outcomes/test_notebook_coverage.py.
-    assert {slug for slug, _ in EXAMPLES} == set(NOTEBOOK_SLUGS) - set(REAL_FAILURE_SLUGS)
+    assert {slug for slug, _ in EXAMPLES} == set(NOTEBOOK_SLUGS) - set(REAL_FAILURE_SLUGS) - set(PYTHON_PROJECT_SLUGS)
 
 
 @pytest.mark.parametrize(("slug", "line"), EXAMPLES)

@@ -122,8 +122,7 @@ def test_scan_then_hipify_on_a_fine_tuning_project(project_tree, tmp_path: Path,
     assert "fp16: true" in (root / "source/examples/train_lora/llama3_lora_sft.yaml").read_text()  # source untouched
 
 
-def test_the_new_notebook_entries_are_valid_seed_entries(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    path = Path(sig_seed.SEED_PATH).with_name("pytorch.yaml")
-    new = ("torch-version-cuda", "gpu-arch-check", "nvidia-tools-in-code", "triton-inline-ptx")
-    monkeypatch.setattr(sig_seed, "NOTEBOOK_SLUGS", sig_seed.NOTEBOOK_SLUGS + new)
-    assert tuple(e.slug for e in sig_seed.load_seed_entries(path)) == new
+def test_the_python_project_entries_are_loaded_with_the_seed() -> None:
+    slugs = [entry.slug for entry in sig_seed.load_seed_entries()]
+    assert set(sig_seed.PYTHON_PROJECT_SLUGS) <= set(slugs)
+    assert tuple(e.slug for e in sig_seed.load_seed_entries(sig_seed.PYTORCH_PATH)) == sig_seed.PYTHON_PROJECT_SLUGS
