@@ -15,7 +15,7 @@ from typing import Any, Literal
 from worker.runner.preset_train import PresetError
 from worker.runner.presets import preset_from_dict
 
-BuildMode = Literal["per_tu", "project"]
+BuildMode = Literal["auto", "per_tu", "project"]
 HipifyEngine = Literal["builtin", "hipify-perl", "hipify-clang"]
 LaunchStyle = Literal["chevron", "ggl"]
 
@@ -63,7 +63,7 @@ class ProjectSettings:
     disabled_fix_rules: tuple[str, ...] = ()
     # compile / link
     toolchain: str = ""  # a toolchain root by name; empty: the newest installed
-    build_mode: BuildMode = "per_tu"
+    build_mode: BuildMode = "auto"  # the project's own build where understood, else file by file
     build_command: str = ""  # project build: empty means detect CMake/Make
     offload_archs: tuple[str, ...] = ("gfx90a",)
     cxx_std: str = ""  # empty: detect from the CUDA build files, else c++17 (nvcc 12 default)

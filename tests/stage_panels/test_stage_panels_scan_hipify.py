@@ -43,13 +43,13 @@ def test_scan_panel_shows_the_inventory_and_readiness(alice_client, translated_r
 
 def test_scan_panel_groups_findings_by_severity_then_file(alice_client, translated_run) -> None:  # type: ignore[no-untyped-def]
     panel = panel_of(stage_page(alice_client, translated_run, "scan"))
-    errors = panel[panel.index('id="findings-error"'):panel.index('id="findings-warning"')]
-    warnings = panel[panel.index('id="findings-warning"'):]
+    errors = panel[panel.index('id="findings-error"'):]
     assert errors.index("<code>CMakeLists.txt</code>") < errors.index("<code>Dockerfile</code>") < errors.index("<code>requirements.txt</code>")
     assert "cmake.find-package-cuda" in errors and "container.nvidia-base-image" in errors
     assert "dependencies.cuda-local-version" in errors and "<code>+cu118</code>" in errors
-    assert '<code class="replacement">find_package(hip REQUIRED)</code>' in errors
-    assert "cmake.cu-source-language" in warnings and "cmake.cu-source-language" not in errors
+    assert '<code class="replacement">find_package(hip REQUIRED)\nfind_package(hipblas REQUIRED)</code>' in errors
+    # CMake cannot build a .cu source as HIP without it: an error, as its effect is a build that fails
+    assert "cmake.cu-source-language" in errors
     assert f'href="{reverse("notebook:entry", args=["cmake-findcuda"])}"' in errors
     assert f'href="{reverse("notebook:entry", args=["cuda-python-wheels"])}"' in errors
 
@@ -87,7 +87,7 @@ def test_hipify_panel_lists_the_applied_build_file_fixes(alice_client, translate
     fixes = panel[panel.index('id="hipify-build-fixes"'):]
     assert "<code>CMakeLists.txt:4</code>" in fixes and "cmake.findcuda-macro" in fixes
     assert '<code class="before">cuda_add_executable(vadd src/vadd.cu)</code>' in fixes
-    assert '<code class="after">add_executable(vadd src/vadd.cu)</code>' in fixes
+    assert '<code class="after">add_executable(vadd src/vadd.cu)\nset_source_files_properties(src/vadd.cu PROPERTIES LANGUAGE HIP)</code>' in fixes
     assert '<code class="after">RUN hipcc --version</code>' in fixes
 
 

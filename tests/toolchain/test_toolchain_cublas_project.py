@@ -18,20 +18,35 @@ pytestmark = pytest.mark.django_db
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "vecadd_cublas"
 
 
-def test_a_cublas_program_passes_compile_and_link_with_default_settings(team_user, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def run_fixture(tmp_path: Path, *options: str) -> tuple[Run, dict[str, object], str]:
     project = tmp_path / "vecadd"
     shutil.copytree(FIXTURE, project)
     out = io.StringIO()
     try:
-        call_command("migrate_repo", str(project), stdout=out)
+        call_command("migrate_repo", str(project), *options, stdout=out)
     except SystemExit:
         pass  # a non-zero exit says the run was not fully validated (no smoke command here); the stages decide
     run = Run.objects.get()
-    stages = {stage.name: stage for stage in run.stages.all()}
-    assert [stages[n].state for n in ("fetch", "scan", "hipify", "compile", "link")] == ["passed"] * 5, out.getvalue()
+    return run, {stage.name: stage for stage in run.stages.all()}, out.getvalue()
+
+
+def test_a_cublas_program_builds_with_its_own_makefile_by_default(team_user, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run, stages, out = run_fixture(tmp_path)
+    assert [stages[n].state for n in ("fetch", "scan", "hipify", "compile", "link")] == ["passed"] * 5, out
     translated = (workspace_for(run.pk).hip / "src" / "vecadd.cu").read_text()
     assert "#include <hipblas/hipblas.h>" in translated and "hipblasSasum" in translated
-    assert stages["compile"].data["toolchain"]["name"] == "rocm-6.4"
-    [target] = stages["link"].data["targets"]
-    assert "-lhipblas" in target["command"] and target["status"] == "passed"
+    compiled = stages["compile"].data
+    assert compiled["toolchain"]["name"] == "rocm-6.4" and compiled["mode"] == "project"
+    assert compiled["mode_reason"].startswith("build_mode auto: the project's own build (1 target in Makefile)")
+    assert compiled["project_build"]["system"] == "make" and compiled["project_build"]["run_dir"] == "hip"
+    assert (workspace_for(run.pk).hip / "vecadd").is_file()  # where the Makefile puts it
+    makefile = (workspace_for(run.pk).hip / "Makefile").read_text()
+    assert "-lhipblas" in makefile and "/usr/local/cuda" not in makefile
 
+
+def test_file_by_file_the_build_files_give_the_sources_and_libraries(team_user, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run, stages, out = run_fixture(tmp_path, "--project-settings", '{"build_mode": "per_tu"}')
+    assert [stages[n].state for n in ("compile", "link")] == ["passed"] * 2, out
+    assert stages["compile"].data["build_units"][0]["sources"] == ["src/vecadd.cu"]
+    [target] = stages["link"].data["targets"]
+    assert target["name"] == "vecadd" and "-lhipblas" in target["command"] and target["status"] == "passed"

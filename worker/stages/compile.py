@@ -1,7 +1,9 @@
 """Compile stage: build the translated tree with the real ROCm toolchain.
 
 Inputs: ``ctx.workspace.hip`` (translated tree from hipify), ``ctx.workspace.source``
-(for mapping diagnostics back to original lines), ``ctx.settings`` (build_mode,
+(for mapping diagnostics back to original lines), ``ctx.settings`` (build_mode: ``auto`` runs the
+project's own build where its build files are understood, else compiles file by file, see
+``toolchain/build_mode.py``;
 offload_archs, cxx_std, include_dirs, defines, extra_flags, compile/build limits),
 ``ctx.cache_dir`` (object cache shared by the project's runs), ``ctx.settings.toolchain``
 (the toolchain root; every compiler and build command runs in the sandbox over it),
@@ -21,10 +23,12 @@ import json
 
 from worker.context import StageContext, StageResult
 from worker.stages.kind_gate import kind_gate
+from worker.toolchain.build_mode import choose_build_mode
 from worker.toolchain.compile import FileResult, compile_tree
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.linemap import TreeLineMap
 from worker.toolchain.project_build import run_project_build
+from worker.toolchain.sources import BuildUnit
 from worker.toolchain.stage_data import (
     MAX_STORED_DIAGNOSTICS,
     compile_payload,
@@ -44,17 +48,20 @@ def run(ctx: StageContext) -> StageResult:
     ctx.log(f"toolchain {toolchain.name}: HIP {toolchain.hipcc_version}, clang {toolchain.clang_version}, "
             f"in the sandbox over {toolchain.root} (workspace at /workspace, no network)\n")
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
-    if ctx.settings.build_mode == "project":
-        return _project_build(ctx, line_map, toolchain.to_dict())
+    choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
+    ctx.log(f"{choice.reason}\n")
+    if choice.mode == "project":
+        return _project_build(ctx, line_map, toolchain.to_dict(), choice.reason)
     report = compile_tree(
         ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.cache_dir, toolchain,
         original_tree=ctx.workspace.source, on_file=lambda result, done, total: _log_file(ctx, result, done, total),
-        should_stop=ctx.is_cancelled,
+        should_stop=ctx.is_cancelled, units=choice.units,
     )
     ctx.check_cancelled()
     if report.error:
         return StageResult.failed(report.error, toolchain=toolchain.to_dict())
-    payload: dict[str, object] = {"toolchain": toolchain.to_dict(), **compile_payload(report, line_map)}
+    payload: dict[str, object] = {"toolchain": toolchain.to_dict(), **compile_payload(report, line_map),
+                                  "mode_reason": choice.reason, "build_units": [_unit_data(u) for u in choice.units]}
     _store(ctx, payload)
     failed = [f for f in report.files if f.status != "passed"]
     counts = f"{len(report.files)} files, {report.cache_hits} cached, {len(failed)} failed"
@@ -70,10 +77,16 @@ def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> N
     ctx.log(f"[{done}/{total}] {result.path}: {result.status} ({origin})\n")
     if result.output.strip():
         ctx.log(result.output if result.output.endswith("\n") else result.output + "\n")
-    ctx.progress(done, total)
+    if result.status != "cancelled":  # a cancelled compile stops at the count it really reached
+        ctx.progress(done, total)
 
 
-def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str, object]) -> StageResult:
+def _unit_data(unit: BuildUnit) -> dict[str, object]:
+    return {"name": unit.name, "kind": unit.kind, "build_file": unit.build_file, "sources": unit.sources[:200],
+            "include_dirs": unit.include_dirs, "defines": unit.defines, "link_libraries": unit.link_libraries}
+
+
+def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str, object], reason: str) -> StageResult:
     report = run_project_build(ctx.workspace.root, ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.log,
                                should_stop=ctx.is_cancelled)
     ctx.check_cancelled()
@@ -84,7 +97,8 @@ def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str
         "project_build": {"system": report.system, "steps": report.steps, "ok": report.ok, "error": report.error,
                           "violations": report.violations, "sandbox": report.mechanism,
                           "link_problems": [p.to_dict() for p in report.link_problems],
-                          "duration_s": round(report.duration_s, 3)},
+                          "duration_s": round(report.duration_s, 3), "run_dir": report.run_dir},
+        "mode_reason": reason,
     }
     _store(ctx, payload)
     if not report.ok:

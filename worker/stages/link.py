@@ -19,6 +19,7 @@ from worker.context import StageContext, StageResult
 from worker.stages.kind_gate import kind_gate
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.link import link_objects
+from worker.toolchain.sources import build_units
 from worker.toolchain.stage_data import link_payload
 
 
@@ -38,7 +39,8 @@ def run(ctx: StageContext) -> StageResult:
     objects = {f["path"]: Path(f["object_path"]) for f in files if f.get("object_path")}
     toolchain = detect_toolchain(ctx.settings.toolchain)
     ctx.log(f"linking {len(objects)} objects ({ctx.settings.link_target})\n")
-    report = link_objects(objects, ctx.workspace.hip, ctx.workspace.build, ctx.settings, toolchain)
+    units = build_units(ctx.workspace.hip, ctx.settings.exclude_globs) if compiled.get("build_units") else []
+    report = link_objects(objects, ctx.workspace.hip, ctx.workspace.build, ctx.settings, toolchain, units=units)
     for target in report.targets:
         ctx.log(f"{target.name}: {target.status}\n")
         ctx.log(" ".join(target.command) + "\n")

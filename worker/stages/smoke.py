@@ -135,6 +135,19 @@ def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] |
     return info
 
 
+def smoke_run_dir(ctx: StageContext) -> Path:
+    """Where the smoke command runs: where the build put its programs.
+
+    The project's own build leaves them where its build files say (CMake's build folder, or the
+    translated tree for make and commands); the per-file link puts executables into build/bin, named after
+    the file defining main (as the CUDA reference build names them), so "./app --args" works on both sides."""
+    project = ctx.previous.get("compile", {}).get("project_build")
+    if isinstance(project, dict) and project.get("run_dir") in ("build", "hip"):
+        return ctx.workspace.root / str(project["run_dir"])
+    build = ctx.workspace.build
+    return build / "bin" if (build / "bin").is_dir() else build
+
+
 def run(ctx: StageContext) -> StageResult:
     settings = ctx.settings
     preset = settings.smoke_preset  # a validation preset instead of a command
@@ -148,9 +161,7 @@ def run(ctx: StageContext) -> StageResult:
     found = probe("rocm")
     ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
     ctx.check_cancelled()
-    # Executables are linked into build/bin, named after the file defining main (as the CUDA
-    # reference build names them), so "./app --args" works the same on both sides.
-    run_dir = build / "bin" if (build / "bin").is_dir() else build
+    run_dir = smoke_run_dir(ctx)
     try:
         sandbox = Sandbox(select_root(settings.toolchain), ctx.workspace.root, gpu_devices=True)
     except ToolchainNotFound as exc:

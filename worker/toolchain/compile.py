@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,12 +27,14 @@ from worker.toolchain.runner import ProcessResult
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 from worker.toolchain.sources import (
     HEADER_SUFFIXES,
+    BuildUnit,
     SourceTree,
     detect_cxx_std,
     scan_tree,
 )
 
 FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled"]
+COMPILED_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".c")
 
 
 @dataclass
@@ -88,6 +90,7 @@ class _Plan:
     timeout_s: float
     should_stop: Callable[[], bool]
     sandbox: Sandbox
+    file_flags: dict[str, list[str]] = field(default_factory=dict)  # per file, from its build targets
 
 
 def compile_tree(
@@ -101,8 +104,12 @@ def compile_tree(
     jobs: int | None = None,
     on_file: Callable[[FileResult, int, int], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    units: Sequence[BuildUnit] = (),
 ) -> CompileReport:
-    """Compile every TU of ``hip_tree`` into ``build_dir/obj``; ``on_file(result, done, total)`` per file."""
+    """Compile every TU of ``hip_tree`` into ``build_dir/obj``; ``on_file(result, done, total)`` per file.
+
+    With ``units`` (the targets of the project's build files) the sources are theirs, each compiled with
+    its targets' include directories and definitions; without, every translation unit of the tree."""
     started = time.monotonic()
     toolchain = toolchain or detect_toolchain(settings.toolchain)
     if not toolchain.available:
@@ -114,17 +121,38 @@ def compile_tree(
     tree = scan_tree(hip_tree, settings.exclude_globs, settings.include_dirs)
     cxx_std = settings.cxx_std or detect_cxx_std(*(p for p in (original_tree, hip_tree) if p))
     plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs), toolchain,
-                 ObjectCache(cache_dir), settings.compile_timeout_s, should_stop, sandbox)
-    results = _compile_all(plan, tree.translation_units, jobs or os.cpu_count() or 1, on_file)
+                 ObjectCache(cache_dir), settings.compile_timeout_s, should_stop, sandbox, unit_flags(tree, units))
+    sources = sorted(plan.file_flags) if units else tree.translation_units
+    results = _compile_all(plan, sources, jobs or os.cpu_count() or 1, on_file)
     hits = sum(1 for r in results if r.cached)
     misses = sum(1 for r in results if not r.cached and r.status != "cancelled")
     return CompileReport(results, cxx_std, tree.include_dirs, hits, misses, time.monotonic() - started)
+
+
+def unit_flags(tree: SourceTree, units: Sequence[BuildUnit]) -> dict[str, list[str]]:
+    """Each compilable source of the build targets, with the -I and -D flags of the targets listing it."""
+    flags: dict[str, list[str]] = {}
+    files = tree.file_set
+    for unit in units:
+        own = [f"-I{d}" for d in unit.include_dirs] + [f"-D{d}" for d in unit.defines]
+        for source in unit.sources:
+            if source in files and Path(source).suffix.lower() in COMPILED_SUFFIXES:
+                flags[source] = list(dict.fromkeys([*flags.get(source, []), *own]))
+    return flags
 
 
 def workspace_sandbox(toolchain: Toolchain, *paths: Path) -> Sandbox:
     """A sandbox over the toolchain's root whose workspace holds ``paths`` (their common folder)."""
     workspace = Path(os.path.commonpath([str(p.resolve()) for p in paths]))
     return Sandbox(select_root(toolchain.name), workspace)
+
+
+def language_flags(base_flags: list[str], unit: str) -> list[str]:
+    """C sources are compiled as C (HIP's platform defined for any HIP header they include); the rest as HIP."""
+    if Path(unit).suffix.lower() == ".c":
+        kept = [f for f in base_flags if not f.startswith(("-std=c++", "-std=gnu++", "--offload-arch="))]
+        return [*kept, "-D__HIP_PLATFORM_AMD__", "-x", "c"]
+    return [*base_flags, "-x", "hip"]
 
 
 def argument_path(relative: str) -> str:
@@ -159,7 +187,7 @@ def _compile_all(
 def cache_key(plan: _Plan, unit: str) -> str:
     digest = hashlib.sha256()
     digest.update(plan.toolchain.fingerprint.encode())
-    digest.update("\0".join(plan.base_flags).encode())
+    digest.update("\0".join([*plan.base_flags, *plan.file_flags.get(unit, [])]).encode())
     included, macro_include = plan.tree.include_closure(unit)
     if macro_include:  # cannot follow #include MACRO: depend on every header in the tree
         included = [f for f in plan.tree.files if Path(f).suffix.lower() in HEADER_SUFFIXES]
@@ -190,8 +218,8 @@ def _compile_one(plan: _Plan, unit: str) -> FileResult:
                           object_path.stat().st_size, True, _diagnostics(plan, cached.output), cached.output)
     plan.sandbox.writable_dir(object_path.parent)
     object_path.unlink(missing_ok=True)
-    command = [plan.toolchain.clang, *plan.base_flags, "-x", "hip", argument_path(unit),
-               "-o", plan.sandbox.inside(object_path)]
+    command = [plan.toolchain.clang, *language_flags(plan.base_flags, unit), *plan.file_flags.get(unit, []),
+               argument_path(unit), "-o", plan.sandbox.inside(object_path)]
     try:
         done = plan.sandbox.run(command, plan.sandbox.inside(plan.tree.root), _limits(plan),
                                 should_stop=plan.should_stop)

@@ -11,6 +11,7 @@ directly with paths the pipeline derived (no shell). Failures are parsed into
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -21,7 +22,7 @@ from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import LinkProblem, parse_linker_output
 from worker.toolchain.rocm_libraries import library_for_include
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
-from worker.toolchain.sources import SourceTree, scan_tree
+from worker.toolchain.sources import BuildUnit, SourceTree, scan_tree
 
 TargetKind = Literal["executable", "shared"]
 
@@ -64,8 +65,12 @@ def link_objects(
     toolchain: Toolchain | None = None,
     *,
     name: str = "project",
+    units: Sequence[BuildUnit] = (),
 ) -> LinkReport:
-    """Link ``objects`` (tree-relative TU -> object file) into ``build_dir/bin`` or ``build_dir/lib``."""
+    """Link ``objects`` (tree-relative TU -> object file) into ``build_dir/bin`` or ``build_dir/lib``.
+
+    With ``units`` (the targets of the project's build files) each executable or library target is linked
+    from its own sources (and the library targets it depends on), with its own ``-l`` libraries."""
     toolchain = toolchain or detect_toolchain(settings.toolchain)
     tree = scan_tree(hip_tree, settings.exclude_globs)
     given = [lib.removeprefix("-l") for lib in settings.link_libraries]
@@ -73,7 +78,8 @@ def link_objects(
     if not toolchain.available:
         report.error = toolchain.error or "the toolchain root has no hipcc"
         return report
-    targets = plan_targets(objects, hip_tree, build_dir, settings.link_target, name)
+    planned = targets_from_units(units, objects, build_dir) if units and settings.link_target == "auto" else None
+    targets = planned or plan_targets(objects, hip_tree, build_dir, settings.link_target, name)
     if isinstance(targets, str):
         report.error = targets
         return report
@@ -81,7 +87,7 @@ def link_objects(
     sandbox = workspace_sandbox(toolchain, hip_tree, build_dir, *objects.values())
     for target in targets:
         inferred = libraries_for_units(tree, target.units)
-        target.libraries = list(dict.fromkeys([*given, *inferred]))
+        target.libraries = list(dict.fromkeys([*given, *target.libraries, *inferred]))
         report.inferred_libraries = list(dict.fromkeys([*report.inferred_libraries, *inferred]))
         _link_one(target, objects, sandbox, settings, toolchain)
     report.libraries = list(dict.fromkeys(lib for target in targets for lib in target.libraries))
@@ -108,6 +114,29 @@ def plan_targets(
             for unit in mains
         ]
     return [LinkTarget(f"lib{name}.so", "shared", str(build_dir / "lib" / f"lib{name}.so"), others or mains)]
+
+
+def targets_from_units(units: Sequence[BuildUnit], objects: dict[str, Path], build_dir: Path) -> list[LinkTarget]:
+    """One link target per executable or library of the build files whose sources all compiled here."""
+    by_name = {unit.name: unit for unit in units}
+    targets: list[LinkTarget] = []
+    for unit in units:
+        if unit.kind == "code-object":
+            continue  # loaded at run time (hipModuleLoad), never linked
+        members = [s for s in unit.sources if s in objects]
+        for dependency in unit.depends:
+            if dependency in by_name and by_name[dependency].kind == "library":
+                members += [s for s in by_name[dependency].sources if s in objects and s not in members]
+        if not members:
+            continue
+        if unit.kind == "executable":
+            targets.append(LinkTarget(unit.name, "executable", str(build_dir / "bin" / unit.name), members,
+                                      list(unit.link_libraries)))
+        else:
+            file = f"lib{unit.name.removeprefix('lib')}.so"
+            targets.append(LinkTarget(file, "shared", str(build_dir / "lib" / file), members,
+                                      list(unit.link_libraries)))
+    return targets
 
 
 def inferred_libraries(hip_tree: Path, exclude_globs: tuple[str, ...] = ()) -> list[str]:

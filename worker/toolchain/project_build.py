@@ -46,6 +46,7 @@ class ProjectBuildReport:
     mechanism: Mechanism = "none"
     error: str = ""
     duration_s: float = 0.0
+    run_dir: str = ""  # workspace-relative folder its outputs land in (smoke commands run there)
 
 
 def plan_build(
@@ -66,9 +67,10 @@ def plan_build(
         return "cmake", [BuildStep("configure", configure, source),
                          BuildStep("build", ["cmake", "--build", build, "-j", jobs], source)]
     if any((hip_tree / name).is_file() for name in ("Makefile", "makefile", "GNUmakefile")):
+        # The hipify stage converted the Makefiles (compilers, flags, paths): they run as they are now;
+        # overriding CXX/NVCC here would drop what the conversion put on those variables.
         arch_flags = " ".join(f"--offload-arch={arch}" for arch in settings.offload_archs)
-        return "make", [BuildStep("build", ["make", "-j", jobs, "CXX=hipcc", "HIPCC=hipcc", "NVCC=hipcc",
-                                            f"HIPFLAGS={arch_flags}"], source)]
+        return "make", [BuildStep("build", ["make", "-j", jobs, "HIPCC=hipcc", f"HIPFLAGS={arch_flags}"], source)]
     return "", []
 
 
@@ -86,7 +88,7 @@ def run_project_build(
     if not toolchain.available:
         return ProjectBuildReport("", error=toolchain.error or "the toolchain root has no hipcc")
     system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root)
-    report = ProjectBuildReport(system)
+    report = ProjectBuildReport(system, run_dir="build" if system == "cmake" else "hip")
     if not steps:
         report.error = "no CMakeLists.txt or Makefile in the translated tree and no build_command set"
         return report
