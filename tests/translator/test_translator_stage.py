@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -86,17 +85,12 @@ def test_it_parses_hipify_perl_statistics_into_the_account_shape() -> None:
     assert account.warnings == ["20 :   cudaFooBar();"]
 
 
-@pytest.mark.skipif(not os.environ.get("HIPIFY_PERL"), reason="set HIPIFY_PERL to run the real hipify-perl")
-def test_it_runs_a_real_hipify_perl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "hipify-perl").symlink_to(os.environ["HIPIFY_PERL"])
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+def test_it_runs_the_toolchains_hipify_perl_in_the_sandbox(tmp_path: Path) -> None:
     ctx, _, _ = make_context(tmp_path, hipify_engine="hipify-perl")
     result = hipify.run(ctx)
     assert result.outcome == "passed", result.summary
     assert "hip/hip_runtime.h" in (ctx.workspace.hip / "src" / "main.cu").read_text()
-    assert result.data["totals"]["converted"] == {"header": 1}
+    assert result.data["totals"]["converted"].get("header") == 1
     assert result.data["engine"] == "hipify-perl"
 
 
