@@ -4,7 +4,6 @@ import os
 from tests.markers import requires_nvcc
 from worker.runner.heartbeat import (
     build_heartbeat,
-    parse_hipcc_version,
     parse_nvcc_version,
 )
 
@@ -28,4 +27,3 @@ def test_cuda_heartbeat_reports_nvcc_and_why_there_is_no_gpu(monkeypatch):
 
 def test_version_parsers():
     assert parse_nvcc_version("Cuda compilation tools, release 13.0, V13.0.88\n") == "13.0.88"
-    assert parse_hipcc_version("HIP version: 5.2.21153-0\nclang version 15") == "5.2.21153-0"

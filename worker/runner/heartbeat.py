@@ -27,26 +27,14 @@ class Heartbeat(TypedDict):
     time: str  # ISO 8601, UTC
 
 
-def parse_hipconfig_version(text: str) -> str | None:
-    match = re.search(r"\d+\.\d+[\w.\-]*", text)
-    return match.group(0) if match else None
-
-
 def parse_nvcc_version(text: str) -> str | None:
     """``Cuda compilation tools, release 13.0, V13.0.88`` -> ``13.0.88``."""
     match = re.search(r"release [\d.]+, V([\d.]+)", text)
     return match.group(1) if match else None
 
 
-def parse_hipcc_version(text: str) -> str | None:
-    match = re.search(r"HIP version:\s*(\S+)", text)
-    return match.group(1) if match else None
-
-
-def _version(
-    argv: list[str], parse: Callable[[str], str | None], env: dict[str, str] | None = None
-) -> str | None:
-    text, _ = run_tool(argv, VERSION_TIMEOUT_S, env)
+def _version(argv: list[str], parse: Callable[[str], str | None]) -> str | None:
+    text, _ = run_tool(argv, VERSION_TIMEOUT_S)
     return parse(text) if text is not None else None
 
 
