@@ -47,9 +47,9 @@ def small_archive() -> bytes:
 def lost_stages(among: set[int] | None = None) -> set[int]:
     """Ids of queued stages that are their run's next stage and whose message the broker does not
     hold (nothing would ever deliver them); ``among`` limits the check to those stage ids."""
+    from migrator.pipeline.broker import BrokerUnavailable, pending_task_ids
     from migrator.projects.constants import FINAL_RUN_STATES, FINAL_STAGE_STATES, StageState
     from migrator.projects.models import Stage
-    from worker.broker import BrokerUnavailable, pending_task_ids
 
     first: dict[int, Stage] = {}
     active = Stage.objects.exclude(run__state__in=FINAL_RUN_STATES).exclude(state__in=FINAL_STAGE_STATES)
@@ -104,8 +104,8 @@ def measure(args: argparse.Namespace, server: RedisServer) -> None:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from migrator.accounts.actions import create_user_and_team
+    from migrator.pipeline.dispatch import start_run
     from migrator.projects import actions
-    from worker.dispatch import start_run
 
     user, team, _ = create_user_and_team("bench", "bench-password-1", "Bench")
     project = actions.create_project(team, "restart", user=user)

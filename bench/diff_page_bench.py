@@ -52,7 +52,7 @@ SIZES = (5_000, 20_000)
 def make_run() -> tuple[User, Run]:
     from migrator.accounts.actions import create_user_and_team
     from migrator.projects import actions
-    from worker.pipeline import workspace_for
+    from migrator.projects.workspaces import workspace_for
 
     user, team, _ = create_user_and_team("bench", "bench-pw-123", "Bench")
     assert isinstance(user, get_user_model())

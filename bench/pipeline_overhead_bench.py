@@ -6,7 +6,7 @@ Target (issue 2): median start-to-running under 0.5 s. A real Celery worker proc
 child, queue cpu, as tests/conftest.py starts it) runs on a scratch database and its own Redis
 broker database (bench/_benchdb.py) with every stage but fetch switched off, so a run is: fetch a
 small tar.gz, then record five "not available" skips. Each run is created with
-``actions.create_run`` and started with ``worker.dispatch.start_run`` (outside a transaction, so
+``actions.create_run`` and started with ``migrator.pipeline.dispatch.start_run`` (outside a transaction, so
 the first stage is queued at once); the fetch Stage row is polled every 5 ms. Each run finishes
 before the next starts, so the worker is idle. Times come from the wall clock (timezone-aware
 UTC), compared with the ``queued_at``/``started_at``/``finished_at`` the rows record.
@@ -107,9 +107,9 @@ def poll(read: Callable[[], T | None], timeout: float = 60.0) -> T:
 def one_run(project: Project, user: AbstractBaseUser) -> Timing:
     from django.utils import timezone
 
+    from migrator.pipeline.dispatch import start_run
     from migrator.projects.actions import create_run
     from migrator.projects.models import Run, Stage
-    from worker.dispatch import start_run
 
     run = create_run(project, user=user)
     fetch = Stage.objects.filter(run=run, name="fetch")

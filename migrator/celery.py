@@ -9,5 +9,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "migrator.settings")
 
 app = Celery("migrator")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()  # the tasks modules of the installed Django apps
-app.autodiscover_tasks(["worker"])
+app.autodiscover_tasks()  # the tasks modules of the installed Django apps (the pipeline's among them)

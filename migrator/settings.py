@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "migrator.accounts",
     "migrator.projects",
     "migrator.runners",
+    "migrator.pipeline",
     "migrator.notebook",
     "ninja",
     "migrator.reports",
@@ -248,6 +249,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("MIGRATOR_CELERY_EAGER", False)
 CELERY_BEAT_SCHEDULE = {
     "sweep-dead-stages": {"task": "worker.tasks.sweep", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S)},
+    # Webhook deliveries whose hand-off message was lost (their app's own periodic task).
+    "requeue-stale-deliveries": {
+        "task": "integrations.requeue_stale_deliveries", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S),
+    },
 }
 
 CACHE_URL = env_str("MIGRATOR_CACHE_URL", "redis://127.0.0.1:6379/1")

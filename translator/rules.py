@@ -161,11 +161,20 @@ def candidate_pattern(names: list[str]) -> str:
 def build_rules(target: Target, db: MappingDB | None = None) -> RuleSet:
     if db is not None:
         return _build(target, db)
-    ruleset = rulecache.load(target)
-    if ruleset is None:
-        ruleset = _build(target, load_default())
-        rulecache.store(target, ruleset)
+    key = cached_rules_key(target)
+    found = rulecache.load(key)
+    if isinstance(found, RuleSet):
+        return found
+    ruleset = _build(target, load_default())
+    rulecache.store(key, ruleset)
     return ruleset
+
+
+def cached_rules_key(target: Target) -> str:
+    """The name of ``target``'s rule table in the on-disk cache."""
+    parts = repr((target.roc, target.miopen, target.hip_version, target.experimental, target.header_folders,
+                  target.hip_data_types))
+    return rulecache.cache_key(parts, target.declared)
 
 
 def _build(target: Target, db: MappingDB) -> RuleSet:

@@ -30,7 +30,8 @@ from migrator.api.schemas import (
     StageLogOut,
     StageOut,
 )
-from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref
+from migrator.notebook.search import search_entries
+from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import FINAL_STAGE_STATES
 from migrator.projects.forms import default_rerun_stage
@@ -38,11 +39,11 @@ from migrator.projects.logs import read_log_from
 from migrator.projects.models import Project, Run
 from migrator.projects.queueing import queue_down_message, queue_is_down, retry_after_s
 from migrator.reports.build import build_report
+from migrator.reports.links import absolute_url
 from migrator.reports.markdown import render_markdown
-from migrator.reports.notebook_bridge import search_function
 from migrator.reports.views import EXPORT_LIMIT
-from worker.dispatch import start_run
 from worker.project_settings import ProjectSettings, SettingsError
+from worker.sources.gitsource import GitSourceError, check_git_url, check_ref
 
 api = NinjaAPI(
     title="Migrator API", version="1", urls_namespace="api-v1", auth=TokenAuth(),
@@ -263,9 +264,11 @@ def get_report_markdown(request: HttpRequest, run_id: int) -> HttpResponse:
     return HttpResponse(text, content_type="text/markdown; charset=utf-8")
 
 
-@api.get("/notebook/search", response={200: list[NotebookHit], 501: ErrorOut}, tags=["notebook"])
-def search_notebook(request: HttpRequest, query: Query[SearchQuery]) -> Status[object]:
-    search = search_function()
-    if search is None:
-        return Status(501, {"detail": "the error notebook is not installed on this server"})
-    return Status(200, search(query.q, max(1, min(query.limit, 100))))
+@api.get("/notebook/search", response=list[NotebookHit], tags=["notebook"])
+def search_notebook(request: HttpRequest, query: Query[SearchQuery]) -> list[NotebookHit]:
+    hits = search_entries(query.q, limit=max(1, min(query.limit, 100)))
+    return [
+        NotebookHit(slug=hit.entry.slug, title=hit.entry.title, url=absolute_url(hit.entry.get_absolute_url()),
+                    score=float(hit.rank or 0.0))
+        for hit in hits
+    ]

@@ -4,8 +4,11 @@ The endpoint only verifies, records the delivery and queues ``integrations.start
 on the ``hooks`` queue (so deliveries never wait behind hour-long stages on ``cpu``);
 creating the run and queueing its first stage happen on a worker. That keeps the endpoint well
 inside a host's response deadline under bursts, and the unique delivery row plus a locked,
-idempotent hand-off make sure each delivery starts exactly one run. The periodic sweep
-re-queues deliveries whose task was lost (``requeue_stale_deliveries``).
+idempotent hand-off make sure each delivery starts exactly one run. A periodic task of this app
+(``integrations.requeue_stale_deliveries``) re-queues deliveries whose task was lost.
+
+The hand-off task is looked up by its registered name, so this module and ``tasks`` (which calls
+it) do not import each other.
 """
 from __future__ import annotations
 
@@ -16,15 +19,17 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
+from migrator.celery import app
 from migrator.integrations.events import RunRequest
 from migrator.integrations.models import WebhookDelivery
+from migrator.pipeline.broker import BROKER_ERRORS
+from migrator.pipeline.dispatch import start_run
 from migrator.projects.actions import ActionError, create_run
 from migrator.projects.constants import Trigger
 from migrator.projects.models import Project, Run
-from worker.broker import BROKER_ERRORS
-from worker.dispatch import start_run
 
 log = logging.getLogger(__name__)
+START_DELIVERY_RUN_TASK = "integrations.start_delivery_run"
 STALE_AFTER = timedelta(seconds=60)
 
 
@@ -69,10 +74,8 @@ def accept_delivery(project: Project, provider: str, delivery_id: str, wanted: R
 
 def queue_delivery(pk: int) -> bool:
     """Queue the delivery's hand-off; False when the broker is down (the row stays for the sweep)."""
-    from migrator.integrations.tasks import start_delivery_run
-
     try:
-        start_delivery_run.apply_async(args=[pk], queue="hooks")
+        app.tasks[START_DELIVERY_RUN_TASK].apply_async(args=[pk], queue="hooks")
     except BROKER_ERRORS as exc:
         log.warning("delivery %s is recorded but could not be queued (%s); the sweep will", pk, exc)
         return False

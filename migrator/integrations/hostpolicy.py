@@ -6,7 +6,7 @@ import ipaddress
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from migrator.lib.hostguard import HostPolicy, HostRefused
+from worker.sources.hostguard import HostPolicy, HostRefused
 
 
 def host_policy() -> HostPolicy:

@@ -14,11 +14,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from migrator.accounts.models import Team
-from migrator.lib.archives import ArchiveError, detect_archive_format
+from migrator.pipeline.dispatch import revoke_tasks
 from migrator.projects import transitions
 from migrator.projects.constants import REUSABLE_STAGE_STATES, STAGE_NAMES, SourceKind, Trigger
 from migrator.projects.models import Project, Run, SourceArchive, Stage
 from worker.project_settings import ProjectSettings
+from worker.sources.archives import ArchiveError, detect_archive_format
 
 
 class ActionError(ValueError):
@@ -168,8 +169,6 @@ def create_rerun(run: Run, *, user: User | None, from_stage: str = "fetch") -> R
 
 
 def cancel_run(run: Run) -> None:
-    from worker.dispatch import revoke_tasks
-
     task_ids = transitions.request_cancel(run)
     revoke_tasks(task_ids)
 

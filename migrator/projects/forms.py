@@ -8,11 +8,11 @@ from typing import Any
 from django import forms
 
 from migrator.accounts.models import Team
-from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref
 from migrator.projects.actions import settings_to_store
 from migrator.projects.constants import REUSABLE_STAGE_STATES, STAGE_NAMES
 from migrator.projects.models import Stage
 from worker.project_settings import SettingsError, check_source_subdir
+from worker.sources.gitsource import GitSourceError, check_git_url, check_ref
 
 
 def _check_url(url: str, allow_local: bool) -> str:

@@ -137,7 +137,11 @@ class Stage(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "name"], name="unique_stage_per_run")]
-        indexes = [models.Index(fields=["state", "heartbeat_at"])]
+        indexes = [
+            models.Index(fields=["state", "heartbeat_at"]),
+            # The sweep's queued-stage queries (waiting smoke stages, unclaimed cpu stages).
+            models.Index(fields=["state", "queue", "queued_at"], name="stage_queued_idx"),
+        ]
         ordering = ["position"]
 
     def __str__(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.conf import settings as django_settings
 from django.http import HttpResponse, JsonResponse
 
-from worker.broker import broker_reachable
+from migrator.pipeline.broker import broker_reachable
 
 QUEUE_DOWN_MESSAGE = "The work queue cannot be reached right now; nothing was started. Try again in {seconds} s."
 

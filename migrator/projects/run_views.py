@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.access import get_run_or_404
 from migrator.projects.causes import run_causes
@@ -24,7 +25,6 @@ from migrator.projects.models import Run, Stage
 from migrator.projects.queueing import queue_down_message, queue_is_down, with_retry_after
 from migrator.projects.stage_panels import panel_context as stage_panel_context
 from migrator.projects.verdict import verdict_of
-from worker.dispatch import start_run
 
 HTMX_STOP_POLLING = 286
 LOG_TAIL_BYTES = 256 * 1024

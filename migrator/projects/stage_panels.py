@@ -20,7 +20,7 @@ from migrator.lib.diff_models import Row
 from migrator.lib.sidebyside import compute_side_by_side
 from migrator.projects.causes import causes_from_data, user_include_dirs
 from migrator.projects.models import Run, Stage
-from worker.pipeline import workspace_for
+from migrator.projects.workspaces import workspace_for
 from worker.project_settings import ProjectSettings, SettingsError
 
 SEVERITY_ORDER = ("fatal", "error", "warning", "note", "info", "remark")

@@ -5,7 +5,6 @@ Claims are conditional UPDATEs on (id, expected state): when two workers race fo
 """
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -167,30 +166,21 @@ def request_cancel(run: Run) -> list[str]:
     return task_ids
 
 
-def fail_stale_stages(now: datetime, stale_after: timedelta) -> list[Stage]:
-    """Fail running stages whose worker stopped sending heartbeats (the worker died)."""
-    stale = Stage.objects.filter(state=StageState.RUNNING, heartbeat_at__lt=now - stale_after)
-    failed = []
-    for stage in stale:
-        last = stage.heartbeat_at.isoformat(timespec="seconds") if stage.heartbeat_at else "never"
-        if Run.objects.filter(pk=stage.run_id, cancel_requested=True).exists():
-            failed.append(finish_stage(stage.pk, StageState.CANCELLED, "cancelled (worker stopped)"))
-            continue
-        append_log(stage.pk, stage.run_id, f"\n[migrator] worker lost: no heartbeat since {last}\n")
-        failed.append(finish_stage(stage.pk, StageState.FAILED, f"worker lost: no heartbeat since {last}"))
-    return failed
+def fail_stale_stage(stage: Stage) -> Stage:
+    """A running stage whose worker stopped sending heartbeats (the worker died): failed, or
+    cancelled when its run was being cancelled."""
+    last = stage.heartbeat_at.isoformat(timespec="seconds") if stage.heartbeat_at else "never"
+    if Run.objects.filter(pk=stage.run_id, cancel_requested=True).exists():
+        return finish_stage(stage.pk, StageState.CANCELLED, "cancelled (worker stopped)")
+    append_log(stage.pk, stage.run_id, f"\n[migrator] worker lost: no heartbeat since {last}\n")
+    return finish_stage(stage.pk, StageState.FAILED, f"worker lost: no heartbeat since {last}")
 
 
-def fail_unclaimed_stages(now: datetime, queue: str, waited: timedelta, reason: str) -> list[Stage]:
-    """Fail stages that waited in ``queue`` longer than allowed because no worker took them."""
-    stuck = Stage.objects.filter(state=StageState.QUEUED, queue=queue, queued_at__lt=now - waited)
-    return [
-        fail_queued_stage(stage, reason)
-        for stage in stuck
-        if not Stage.objects.filter(run_id=stage.run_id, position__lt=stage.position)
-        .exclude(state__in=FINAL_STAGE_STATES)
-        .exists()
-    ]
+def earlier_stages_final(stage: Stage) -> bool:
+    return not (
+        Stage.objects.filter(run_id=stage.run_id, position__lt=stage.position)
+        .exclude(state__in=FINAL_STAGE_STATES).exists()
+    )
 
 
 def skip_waiting_stage(stage: Stage, reason: str, data: dict[str, Any]) -> Stage:

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.access import get_project_or_404, projects_for, teams_for
 from migrator.projects.constants import SourceKind
@@ -22,7 +23,6 @@ from migrator.projects.progress import progress_chart
 from migrator.projects.queueing import queue_down_message, queue_is_down, with_retry_after
 from migrator.projects.settings_form import ProjectSettingsForm, initial_values
 from migrator.projects.uploads import LimitedUploadHandler
-from worker.dispatch import start_run
 from worker.project_settings import ProjectSettings
 
 

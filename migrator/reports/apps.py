@@ -6,5 +6,4 @@ class ReportsConfig(AppConfig):
     label = "reports"
 
     def ready(self) -> None:
-        # Register the posting task with Celery (the worker autodiscovers only ``worker``).
-        from migrator.reports import tasks  # noqa: F401
+        from migrator.reports import receivers  # noqa: F401  (connects them)

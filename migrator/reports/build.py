@@ -5,7 +5,6 @@ previous run of the same project (for the comparison). It never fails on odd sta
 """
 from __future__ import annotations
 
-from django.conf import settings as django_settings
 from django.urls import reverse
 
 from migrator.projects.causes import run_causes
@@ -14,8 +13,9 @@ from migrator.projects.models import Run
 from migrator.projects.verdict import run_verdict
 from migrator.reports.compare import compare_reports, finding_keys, settings_changes
 from migrator.reports.jsondata import JsonDict, as_dict, as_dicts
+from migrator.reports.links import absolute_url
 from migrator.reports.markdown import render_markdown
-from migrator.reports.notebook_bridge import notebook_matches
+from migrator.reports.notebook_matches import notebook_matches
 from migrator.reports.prlinks import parse_pr_url
 from migrator.reports.sections import (
     build_fixes_section,
@@ -26,14 +26,8 @@ from migrator.reports.sections import (
     translation_section,
 )
 
-__all__ = ["absolute_url", "build_report", "previous_run", "render_markdown"]
+__all__ = ["build_report", "previous_run", "render_markdown"]
 REPORT_SCHEMA = 1
-
-
-def absolute_url(path: str) -> str:
-    """``path`` on the public address of this dashboard (MIGRATOR_PUBLIC_URL), for links leaving the site."""
-    base = str(getattr(django_settings, "MIGRATOR_PUBLIC_URL", "") or "http://localhost:8000")
-    return base.rstrip("/") + path
 
 
 COMPLETED = (RunState.PASSED, RunState.PARTIAL, RunState.FAILED)

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import httpx
 
-from migrator.lib.hostguard import HostPolicy, HostRefused, Pinned
+from worker.sources.hostguard import HostPolicy, HostRefused, Pinned
 
 MAX_ATTEMPTS = 3
 MAX_REDIRECTS = 3

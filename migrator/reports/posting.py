@@ -18,7 +18,8 @@ from migrator.projects.constants import FINAL_RUN_STATES
 from migrator.projects.models import Run
 from migrator.projects.verdict import run_verdict
 from migrator.reports import hostapi
-from migrator.reports.build import absolute_url, build_report
+from migrator.reports.build import build_report
+from migrator.reports.links import absolute_url
 from migrator.reports.markdown import render_markdown
 from migrator.reports.models import PostKind, PostPhase, PrComment, StatusPost
 from migrator.reports.prlinks import PullRequest, parse_pr_url, repo_from_git_url

@@ -5,13 +5,13 @@ import logging
 
 from celery import shared_task
 
+from migrator.projects.models import Run
+from migrator.review.warming import warm_run
+
 log = logging.getLogger(__name__)
 
 
 def warm_run_now(run_id: int) -> None:
-    from migrator.projects.models import Run
-    from migrator.review.diffcache import warm_run
-
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         return

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from migrator.projects.models import Run
+from migrator.projects.workspaces import workspace_for
 from migrator.review.stagedata import hipify_data
-from worker.pipeline import workspace_for
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 

@@ -12,9 +12,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from migrator.notebook.actions import load_seed
+from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from tests.conftest import make_tar_gz
-from worker import pipeline
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BAD_CU = """#include <cuda_runtime.h>
@@ -41,7 +41,7 @@ def failed_run(team_user, only_stages):  # type: ignore[no-untyped-def]
     project = actions.create_project(team, "browser-demo", user=user)
     archive = make_tar_gz({"src/bad.cu": BAD_CU, "CMakeLists.txt": "find_package(CUDA REQUIRED)\n"})
     actions.store_archive(project, SimpleUploadedFile("b.tgz", archive), "b.tgz", user)
-    return pipeline.run_sync(actions.create_run(project, user=user))
+    return orchestrator.run_sync(actions.create_run(project, user=user))
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions, transitions
 from migrator.projects.constants import StageState
 from migrator.projects.models import Run
 from tests.conftest import VADD_CU, make_tar_gz
 from tests.outcomes.real_toolchain import compile_data, require_root
-from worker.pipeline import run_sync
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("MIGRATOR_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))

@@ -17,11 +17,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from migrator.notebook.actions import load_seed
+from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import RunState, StageState
 from migrator.runners.models import Runner
 from tests.conftest import ROOT, VADD_CU, _test_db_name, make_tar_gz, wait_for
-from worker.dispatch import start_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

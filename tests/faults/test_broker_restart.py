@@ -7,13 +7,13 @@ import time
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from migrator.pipeline.broker import BrokerUnavailable, pending_task_ids
+from migrator.pipeline.dispatch import dispatch_recorded_run, start_run
 from migrator.projects import actions
 from migrator.projects.constants import FINAL_RUN_STATES, FINAL_STAGE_STATES, RunState, StageState
 from migrator.projects.models import Run, Stage
 from tests.conftest import make_tar_gz, wait_for
 from tests.faults.conftest import SWEEP_S
-from worker.broker import BrokerUnavailable, pending_task_ids
-from worker.dispatch import dispatch_recorded_run, start_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -136,6 +136,6 @@ def test_a_webhook_while_the_broker_is_down_is_recorded_answered_503_and_run_lat
     again = client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", **headers)
     assert again.status_code == 200 and again.json()["duplicate"] is True
     own_broker.start()
-    requeue_stale_deliveries(now=timezone.now() + timedelta(minutes=5))  # what the sweep does a minute later
+    requeue_stale_deliveries(now=timezone.now() + timedelta(minutes=5))  # what the integrations app's periodic task does a minute later
     run = wait_for(lambda: Run.objects.filter(project=project).first(), timeout=60)
     assert run.commit_sha == "ab" * 20 and Run.objects.count() == 1

@@ -9,12 +9,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from migrator.pipeline import sweep
+from migrator.pipeline.broker import pending_task_ids
 from migrator.projects import actions, transitions
 from migrator.projects.constants import Trigger
 from migrator.projects.models import Run, Stage
 from tests.conftest import make_tar_gz
-from worker import sweeping
-from worker.broker import pending_task_ids
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +44,7 @@ def _enqueued_long_ago(run: Run, task_id: str) -> Stage:
 def _sweep() -> tuple[list[int], list[str]]:
     republished: list[int] = []
     dispatched: list[str] = []
-    sweeping.sweep(lambda stage, queue: dispatched.append(stage.name), lambda stage: republished.append(stage.pk))
+    sweep.sweep(lambda stage, queue: dispatched.append(stage.name), lambda stage: republished.append(stage.pk))
     return republished, dispatched
 
 
@@ -54,7 +54,7 @@ def test_a_stage_whose_message_is_gone_is_published_again(team_user, empty_broke
 
 
 def test_a_stage_whose_message_is_still_waiting_is_left_alone(team_user, empty_broker) -> None:  # type: ignore[no-untyped-def]
-    from worker.dispatch import republish_stage
+    from migrator.pipeline.dispatch import republish_stage
 
     waiting = _enqueued_long_ago(_run(team_user[1], "waiting"), "task-waiting")
     republish_stage(waiting)  # really in the broker's cpu list now

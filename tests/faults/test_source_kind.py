@@ -11,12 +11,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import IntegrityError, connection, transaction
 
 from migrator.accounts.models import Team
+from migrator.api.cli import migrate_repo
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
-from migrator.projects.cli import migrate_repo
 from migrator.projects.constants import RunState, SourceKind, StageState, Trigger
 from migrator.projects.models import Run
 from tests.conftest import make_tar_gz
-from worker.pipeline import run_sync
 
 
 @pytest.mark.django_db

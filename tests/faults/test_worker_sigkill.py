@@ -8,13 +8,13 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Run, Stage
 from tests.conftest import make_tar_gz, wait_for
 from tests.faults.brokerhost import kill_worker
 from tests.faults.conftest import STALE_S, SWEEP_S
-from worker.dispatch import start_run
 
 
 @pytest.mark.django_db(transaction=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from migrator.lib.archives import ArchiveError, Limits, detect_archive_format, unpack_archive
 from tests.conftest import make_tar_gz
+from worker.sources.archives import ArchiveError, Limits, detect_archive_format, unpack_archive
 
 
 def _write(tmp_path: Path, name: str, data: bytes) -> Path:

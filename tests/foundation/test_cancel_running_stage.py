@@ -9,9 +9,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
+from migrator.pipeline import orchestrator
 from migrator.projects import actions, transitions
 from migrator.projects.constants import RunState, StageState
-from worker import pipeline
 from worker.context import StageResult
 
 
@@ -33,8 +33,8 @@ def test_a_running_stage_stops_when_the_run_is_cancelled(team_user, cuda_archive
             time.sleep(0.05)
         return StageResult.passed("never cancelled")
 
-    real_loader = pipeline.load_stage_module
-    monkeypatch.setattr(pipeline, "load_stage_module",
+    real_loader = orchestrator.load_stage_module
+    monkeypatch.setattr(orchestrator, "load_stage_module",
                         lambda name: types.SimpleNamespace(run=slow_scan) if name == "scan" else real_loader(name))
 
     def cancel_soon() -> None:
@@ -45,7 +45,7 @@ def test_a_running_stage_stops_when_the_run_is_cancelled(team_user, cuda_archive
     canceller = threading.Thread(target=cancel_soon)
     canceller.start()
     started = time.monotonic()
-    done = pipeline.run_sync(run)
+    done = orchestrator.run_sync(run)
     canceller.join()
     scan = done.stages.get(name="scan")
     assert scan.state == StageState.CANCELLED and done.state == RunState.CANCELLED

@@ -7,11 +7,11 @@ import signal
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Run
 from tests.conftest import wait_for
-from worker.dispatch import start_run
 
 
 @pytest.fixture
@@ -75,9 +75,9 @@ def test_a_killed_worker_leaves_a_stage_the_sweep_fails(archive_project, setting
 
     from django.utils import timezone
 
+    from migrator.pipeline import sweep
     from migrator.projects import transitions
     from migrator.projects.models import Stage
-    from worker import sweeping
 
     run = actions.create_run(archive_project, user=None)
     fetch = run.stages.get(name="fetch")
@@ -85,7 +85,7 @@ def test_a_killed_worker_leaves_a_stage_the_sweep_fails(archive_project, setting
     os.kill(celery_worker_process.pid, signal.SIGKILL)
     celery_worker_process.wait(timeout=10)
     Stage.objects.filter(pk=fetch.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=settings.MIGRATOR_HEARTBEAT_STALE_S + 1))
-    sweeping.sweep(lambda stage, queue: None)
+    sweep.sweep(lambda stage, queue: None)
     fetch.refresh_from_db()
     run.refresh_from_db()
     assert fetch.state == StageState.FAILED and "worker lost" in fetch.summary

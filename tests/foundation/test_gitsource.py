@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator.lib.gitsource import GitSourceError, check_git_url, check_ref, shallow_clone
+from worker.sources.gitsource import GitSourceError, check_git_url, check_ref, shallow_clone
 
 
 def _head(repo: Path, rev: str = "HEAD") -> str:

@@ -12,9 +12,9 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from migrator.runners import presence
 from migrator.runners.models import Runner
 from tests.conftest import ROOT, _test_db_name, wait_for
-from worker import presence
 
 pytestmark = pytest.mark.django_db
 

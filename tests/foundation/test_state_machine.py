@@ -8,10 +8,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from migrator.pipeline import orchestrator, sweep
 from migrator.projects import actions, transitions
 from migrator.projects.constants import STAGE_NAMES, RunState, StageState
 from migrator.projects.models import Run, Stage
-from worker import pipeline, sweeping
+from migrator.projects.workspaces import workspace_for
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +93,7 @@ def test_logs_stream_in_chunks_with_byte_offsets(project) -> None:  # type: igno
 
 def test_the_pipeline_records_not_available_stages_as_skipped(project, only_stages) -> None:  # type: ignore[no-untyped-def]
     only_stages("fetch")
-    run = pipeline.run_sync(_run(project))
+    run = orchestrator.run_sync(_run(project))
     states = {s.name: (s.state, s.summary) for s in run.stages.all()}
     assert states["fetch"][0] == StageState.PASSED
     assert states["scan"] == (StageState.SKIPPED, "scan: not available on this installation")
@@ -111,7 +112,7 @@ def test_a_rejected_archive_fails_fetch_with_the_reason_in_log(team_user, only_s
     with zipfile.ZipFile(buffer, "w") as zf:
         zf.writestr("../../escape.txt", "x")
     actions.store_archive(project, io.BytesIO(buffer.getvalue()), "evil.zip", user)
-    run = pipeline.run_sync(actions.create_run(project, user=user))
+    run = orchestrator.run_sync(actions.create_run(project, user=user))
     fetch = _stage(run, "fetch")
     assert fetch.state == StageState.FAILED and "escapes the workspace" in fetch.summary
     assert "rejected" in "".join(c.text for c in fetch.log_chunks.all())
@@ -127,7 +128,7 @@ def test_a_crashing_stage_is_a_visible_failure(project, only_stages, monkeypatch
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(fetch_module, "run", explode)
-    run = pipeline.run_sync(_run(project))
+    run = orchestrator.run_sync(_run(project))
     fetch = _stage(run, "fetch")
     assert fetch.state == StageState.FAILED and "disk on fire" in fetch.summary
     assert "Traceback" in "".join(c.text for c in fetch.log_chunks.all())
@@ -149,7 +150,7 @@ def test_the_sweep_fails_stages_whose_worker_died(project) -> None:  # type: ign
     transitions.claim_stage(fetch.pk, "dead-worker")
     Stage.objects.filter(pk=fetch.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     dispatched: list[str] = []
-    sweeping.sweep(lambda stage, queue: dispatched.append(stage.name))
+    sweep.sweep(lambda stage, queue: dispatched.append(stage.name))
     fetch.refresh_from_db()
     run.refresh_from_db()
     assert fetch.state == StageState.FAILED and fetch.summary.startswith("worker lost")
@@ -160,7 +161,7 @@ def test_the_sweep_leaves_live_stages_alone(project) -> None:  # type: ignore[no
     run = _run(project)
     fetch = _stage(run, "fetch")
     transitions.claim_stage(fetch.pk, "live-worker")
-    sweeping.sweep(lambda stage, queue: None)
+    sweep.sweep(lambda stage, queue: None)
     fetch.refresh_from_db()
     assert fetch.state == StageState.RUNNING
 
@@ -174,12 +175,12 @@ def test_a_smoke_stage_waiting_for_a_rocm_runner_times_out(project, alice_client
         transitions.finish_stage(stage.pk, StageState.PASSED, "ok")
     smoke = _stage(run, "smoke")
     transitions.mark_enqueued(smoke, "task-1", "rocm.gfx90a")  # routed to runners owning a gfx90a
-    sweeping.sweep(lambda stage, queue: None)
+    sweep.sweep(lambda stage, queue: None)
     assert _stage(run, "smoke").state == StageState.QUEUED  # not yet past the limit
     page = alice_client.get(f"/runs/{run.pk}/?stage=smoke").content.decode()
     assert "waiting for a ROCm runner" in page
     Stage.objects.filter(pk=smoke.pk).update(queued_at=timezone.now() - timedelta(seconds=61))
-    sweeping.sweep(lambda stage, queue: None)
+    sweep.sweep(lambda stage, queue: None)
     smoke.refresh_from_db()
     run.refresh_from_db()
     assert smoke.state == StageState.SKIPPED and smoke.data == {"no_runner": True}
@@ -193,7 +194,7 @@ def test_rerun_from_a_stage_reuses_earlier_results(project, only_stages, monkeyp
     from worker.context import StageResult
 
     only_stages("fetch")
-    first = pipeline.run_sync(_run(project))
+    first = orchestrator.run_sync(_run(project))
     second = actions.create_rerun(first, user=None, from_stage="scan")
     fetch = _stage(second, "fetch")
     assert second.parent_id == first.pk and fetch.state == StageState.PASSED
@@ -204,13 +205,13 @@ def test_rerun_from_a_stage_reuses_earlier_results(project, only_stages, monkeyp
         return StageResult.passed("counted", files=sorted(str(p.relative_to(ctx.workspace.source))
                                                           for p in ctx.workspace.source.rglob("*.cu")))
 
-    real_loader = pipeline.load_stage_module
+    real_loader = orchestrator.load_stage_module
     scan = types.SimpleNamespace(run=count_sources)
-    monkeypatch.setattr(pipeline, "load_stage_module", lambda name: scan if name == "scan" else real_loader(name))
-    done = pipeline.run_sync(second)
+    monkeypatch.setattr(orchestrator, "load_stage_module", lambda name: scan if name == "scan" else real_loader(name))
+    done = orchestrator.run_sync(second)
     assert done.state == RunState.PARTIAL
     assert _stage(done, "scan").data == {"files": ["src/vadd.cu"]}
-    assert pipeline.workspace_for(first.pk).source.joinpath("src/vadd.cu").exists()
+    assert workspace_for(first.pk).source.joinpath("src/vadd.cu").exists()
 
 
 def test_rerun_refuses_to_start_after_a_failed_stage(project, only_stages) -> None:  # type: ignore[no-untyped-def]

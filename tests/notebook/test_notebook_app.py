@@ -13,10 +13,10 @@ from migrator.notebook import actions
 from migrator.notebook.matching import match_stage
 from migrator.notebook.models import Entry, EntryRevision, StageMatch
 from migrator.notebook.search import search_entries
+from migrator.pipeline.orchestrator import announce_stage
 from migrator.projects import actions as project_actions
 from migrator.projects import transitions
 from migrator.projects.constants import StageState
-from worker.hooks import on_stage_finished
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +39,7 @@ def failed_compile(team_user, cuda_archive):  # type: ignore[no-untyped-def]
     transitions.claim_stage(stage.pk, "w")
     transitions.append_log(stage.pk, run.pk, "hipcc -c src/x.cu\n" + HIPCC_MISSING_HEADER + "\n1 error generated.\n")
     stage = transitions.finish_stage(stage.pk, StageState.FAILED, "1 of 1 files failed")
-    on_stage_finished(stage)  # what the pipeline does after every stage
+    announce_stage(stage)  # what the pipeline does after every stage
     return stage
 
 

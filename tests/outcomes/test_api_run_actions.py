@@ -7,10 +7,10 @@ import pytest
 from django.test import Client
 
 from migrator.api.models import create_token
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from tests.conftest import VADD_CU, make_tar_gz
-from worker.pipeline import run_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -7,12 +7,12 @@ import io
 import pytest
 from django.test import Client
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.constants import RunState
 from migrator.projects.models import Project, Run
 from migrator.reports.build import build_report, render_markdown
 from tests.conftest import VADD_CU, make_tar_gz
-from worker.pipeline import run_sync
 
 pytestmark = pytest.mark.django_db
 CMAKE = "cmake_minimum_required(VERSION 3.18)\nproject(demo LANGUAGES CXX CUDA)\nfind_package(CUDA REQUIRED)\n"

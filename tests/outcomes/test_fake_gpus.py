@@ -12,13 +12,14 @@ import pytest
 
 from migrator.api.models import create_token
 from migrator.integrations.models import ProjectIntegration
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.constants import RunState
 from migrator.projects.verdict import FAKE_GPU, run_verdict
+from migrator.projects.workspaces import workspace_for
 from migrator.reports.build import build_report, render_markdown
 from migrator.reports.posting import post_run_status
 from tests.reports.fake_host import FakeHost
-from worker.pipeline import run_sync, workspace_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PRINT_SUM = "python3 -c \"print('sum = 42.0')\""

@@ -6,13 +6,13 @@ import io
 
 import pytest
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.causes import run_causes
 from migrator.projects.constants import RunState
 from migrator.projects.verdict import NO_SMOKE_COMMAND, run_verdict
 from tests.conftest import VADD_CU, make_tar_gz
 from tests.outcomes.real_toolchain import require_root
-from worker.pipeline import run_sync
 
 pytestmark = pytest.mark.django_db
 

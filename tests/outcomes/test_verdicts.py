@@ -9,14 +9,14 @@ from types import SimpleNamespace
 import pytest
 from django.core.management import call_command
 
+from migrator.api.cli import EXIT_PARTIAL
+from migrator.pipeline import orchestrator
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions, transitions
-from migrator.projects.cli import EXIT_PARTIAL
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Run, Stage
 from migrator.projects.verdict import NO_ROCM_RUNNER, NO_SMOKE_COMMAND, NOT_AVAILABLE_HERE, run_verdict, verdict_of
-from worker import pipeline
 from worker.context import StageResult
-from worker.pipeline import run_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -62,14 +62,14 @@ def test_only_a_run_whose_stages_all_passed_for_real_passes() -> None:
 
 def test_a_not_applicable_stage_makes_the_run_partial_never_failed(team_user, only_stages, cuda_archive, monkeypatch, client) -> None:  # type: ignore[no-untyped-def]
     only_stages("fetch", "scan", "hipify", "compile")
-    real_load = pipeline.load_stage_module
+    real_load = orchestrator.load_stage_module
 
     def load(name: str):  # type: ignore[no-untyped-def]
         if name == "compile":  # what a stage returns for a project with nothing to compile
             return SimpleNamespace(run=lambda ctx: StageResult.not_applicable("a Python-only project has no translation units"))
         return real_load(name)
 
-    monkeypatch.setattr(pipeline, "load_stage_module", load)
+    monkeypatch.setattr(orchestrator, "load_stage_module", load)
     project = actions.create_project(team_user[1], "py", user=None)
     archive = actions.store_archive(project, io.BytesIO(cuda_archive), "demo.tar.gz", None)
     run = run_sync(actions.create_run(project, user=None, archive=archive))

@@ -10,10 +10,10 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.api.models import create_token
-from migrator.lib.gitsource import shallow_clone
 from migrator.projects.models import Project
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
+from worker.sources.gitsource import shallow_clone
 from worker.stages import fetch
 
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from migrator.reports.build import build_report, render_markdown
 from tests.conftest import VADD_CU, make_tar_gz
-from worker.pipeline import run_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -7,12 +7,12 @@ import json
 import pytest
 from django.test import Client
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from migrator.reports.build import build_report, render_markdown
 from migrator.reports.markdown import GITHUB_COMMENT_LIMIT
 from tests.conftest import VADD_CU, make_tar_gz
-from worker.pipeline import run_sync
 
 pytestmark = pytest.mark.django_db
 PR = "https://github.com/acme/demo/pull/7"

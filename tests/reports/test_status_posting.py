@@ -8,12 +8,12 @@ from django.test import Client
 
 from migrator.celery import app as celery_app
 from migrator.integrations.models import ProjectIntegration
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from migrator.reports.models import PrComment, StatusPost
 from migrator.reports.posting import post_run_status
 from tests.reports.fake_host import FakeHost
-from worker.pipeline import run_sync
 
 pytestmark = pytest.mark.django_db
 SHA = "a" * 40
@@ -153,17 +153,23 @@ def test_the_pipeline_queues_nothing_without_an_integration(team_user, only_stag
     assert callbacks == []
 
 
-def test_the_first_finished_stage_marks_the_start_and_later_ones_wait_for_the_end(project: Project) -> None:
+def test_the_first_finished_stage_marks_the_start_and_later_ones_wait_for_the_end(project: Project, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from migrator.pipeline.orchestrator import announce_stage
     from migrator.projects import transitions
-    from migrator.reports.hooks import phase_after
+    from migrator.reports import receivers
 
+    phases: list[tuple[int, str]] = []
+    monkeypatch.setattr(receivers, "queue_status_post", lambda run_id, phase: phases.append((run_id, phase)))
     run = actions.create_run(project, user=None, ref=SHA, commit_sha=SHA, pr_url=PR)
     fetch, scan = run.stages.get(name="fetch"), run.stages.get(name="scan")
     assert transitions.claim_stage(fetch.pk, "w")
-    assert phase_after(transitions.finish_stage(fetch.pk, "passed", "ok")) == "start"
+    announce_stage(transitions.finish_stage(fetch.pk, "passed", "ok"))
+    assert phases == [(run.pk, "start")]
     assert transitions.claim_stage(scan.pk, "w")
-    assert phase_after(transitions.finish_stage(scan.pk, "passed", "ok")) is None
-    assert phase_after(transitions.finish_stage(run.stages.get(name="hipify").pk, "failed", "boom")) == "final"
+    announce_stage(transitions.finish_stage(scan.pk, "passed", "ok"))
+    assert phases == [(run.pk, "start")]
+    announce_stage(transitions.finish_stage(run.stages.get(name="hipify").pk, "failed", "boom"))
+    assert phases == [(run.pk, "start"), (run.pk, "final")]
 
 
 def test_a_partial_run_is_a_success_whose_description_says_what_was_not_checked(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]

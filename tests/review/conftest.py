@@ -5,10 +5,10 @@ import io
 
 import pytest
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from tests.conftest import VADD_CU, make_tar_gz
-from worker.pipeline import run_sync
 
 HOSTILE_NAME = "src/<script>alert('name')<script>.cu"
 NEWLINE_NAME = "docs/line\nbreak.txt"

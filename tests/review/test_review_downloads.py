@@ -14,8 +14,8 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.projects.models import Run
+from migrator.projects.workspaces import workspace_for
 from tests.review.conftest import HOSTILE_NAME
-from worker.pipeline import workspace_for
 
 pytestmark = pytest.mark.django_db
 

@@ -13,11 +13,12 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.api.models import create_token
-from migrator.lib.archives import ArchiveError, unpack_archive
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Run
+from migrator.projects.workspaces import workspace_for
 from tests.security.archive_builders import Entry, archive_bytes, chained_escape, tar_bytes, zip_bytes
-from worker.pipeline import run_sync, workspace_for
+from worker.sources.archives import ArchiveError, unpack_archive
 
 KINDS = ["tar.gz", "zip"]
 

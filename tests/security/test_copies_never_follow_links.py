@@ -12,10 +12,11 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.lib.diff_tree import archive_tree
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
+from migrator.projects.workspaces import workspace_for
 from tests.conftest import make_tar_gz
 from translator.tree import translate_tree
-from worker.pipeline import run_sync, workspace_for
 from worker.runner.reference import find_translation_units
 from worker.toolchain.sources import scan_tree
 

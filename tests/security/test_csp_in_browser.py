@@ -8,9 +8,9 @@ import shutil
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from tests.conftest import make_tar_gz
-from worker import pipeline
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -27,7 +27,7 @@ def finished_run(team_user, only_stages):  # type: ignore[no-untyped-def]
     project = actions.create_project(team, "csp-browser", user=user)
     files = {"src/deep/er/k.cu": "__global__ void k(float* x) { x[threadIdx.x] = 1; }\nint main() { cudaDeviceSynchronize(); }\n"}
     actions.store_archive(project, SimpleUploadedFile("c.tgz", make_tar_gz(files)), "c.tgz", user)
-    return pipeline.run_sync(actions.create_run(project, user=user))
+    return orchestrator.run_sync(actions.create_run(project, user=user))
 
 
 def test_chromium_reports_no_policy_violation(live_server, finished_run, team_user) -> None:  # type: ignore[no-untyped-def]

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from migrator.lib.gitsource import shallow_clone
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
-from worker.pipeline import run_sync, workspace_for
+from migrator.projects.workspaces import workspace_for
+from worker.sources.gitsource import shallow_clone
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}

@@ -18,13 +18,13 @@ from django.test import Client
 
 from migrator.envconf import env_https_urls
 from migrator.integrations.models import ProjectIntegration
-from migrator.lib.hostguard import HostPolicy, HostRefused, Pinned
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from migrator.reports import hostapi
 from migrator.reports.models import StatusPost
 from migrator.reports.posting import post_run_status
-from worker.pipeline import run_sync
+from worker.sources.hostguard import HostPolicy, HostRefused, Pinned
 
 SHA = "b" * 40
 INSIDE_SECRET = "internal-only: SECRET_KEY=do-not-show"

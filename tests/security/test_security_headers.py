@@ -13,9 +13,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from tests.conftest import make_tar_gz
-from worker.pipeline import run_sync
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PROBE = (

@@ -5,10 +5,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Run
 from tests.conftest import VADD_CU, make_tar_gz
-from worker.pipeline import run_sync
 
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.cu"
 HOSTILE_TEXT = "</pre><script>alert(1)</script>"

@@ -7,6 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project
 from migrator.projects.stage_panels import review_url
@@ -19,7 +20,6 @@ from tests.stage_panels.panel_project import (
     run_project,
     stage_page,
 )
-from worker.pipeline import run_sync
 
 pytestmark = pytest.mark.django_db
 

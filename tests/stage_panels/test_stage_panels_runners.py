@@ -1,10 +1,10 @@
-"""The runners page renders what worker.presence stores: the heartbeat plus the build toolchain."""
+"""The runners page renders what migrator.runners.presence stores: the heartbeat plus the build toolchain."""
 from __future__ import annotations
 
 import pytest
 from django.urls import reverse
 
-from worker.presence import describe, register
+from migrator.runners.presence import describe, register
 
 pytestmark = pytest.mark.django_db
 

@@ -55,7 +55,7 @@ def test_scan_panel_groups_findings_by_severity_then_file(alice_client, translat
 
 
 def test_scan_panel_loads_explanations_from_the_artifact(alice_client, translated_run) -> None:  # type: ignore[no-untyped-def]
-    from worker.pipeline import workspace_for
+    from migrator.projects.workspaces import workspace_for
     from worker.scanning.findings import scan_build_files
 
     full = scan_build_files(workspace_for(translated_run.pk).source, ())

@@ -4,11 +4,12 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from migrator.pipeline.orchestrator import execute_reference, run_sync
 from migrator.projects.models import Run
+from migrator.projects.workspaces import workspace_for
 from tests.conftest import VADD_CU
 from tests.markers import requires_nvcc
 from tests.stage_panels.panel_project import HOSTILE_TEXT, assert_no_raw_hostile, panel_of, stage_page, start_run
-from worker.pipeline import execute_reference, run_sync, workspace_for
 
 pytestmark = pytest.mark.django_db
 

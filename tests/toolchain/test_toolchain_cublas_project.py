@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from migrator.projects.models import Run
-from worker.pipeline import workspace_for
+from migrator.projects.workspaces import workspace_for
 
 pytestmark = pytest.mark.django_db
 

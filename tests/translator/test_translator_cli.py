@@ -83,7 +83,7 @@ def test_the_command_line_keeps_rule_tables_on_disk(tmp_path: Path) -> None:
     from translator import rulecache
     from translator.mapping import load_default
     from translator.options import TranslateOptions
-    from translator.rules import Target, _build
+    from translator.rules import Target, _build, cached_rules_key
 
     (tmp_path / "a.cu").write_text(SOURCE)
     # a target no other test builds, so this process has not cached its table in memory yet
@@ -91,7 +91,7 @@ def test_the_command_line_keeps_rule_tables_on_disk(tmp_path: Path) -> None:
     stored = list(rulecache.default_directory().glob("*.pickle"))
     assert len(stored) == 1
     target = Target.of(TranslateOptions(miopen=True, target_hip_version="6.1"))
-    assert rulecache.load(target) == _build(target, load_default())
+    assert rulecache.load(cached_rules_key(target)) == _build(target, load_default())
     stored[0].write_bytes(b"not a pickle")
-    assert rulecache.load(target) is None  # rebuilt by the caller, never trusted
-    assert rulecache.load(Target.of(TranslateOptions(roc_libraries=True))) is None
+    assert rulecache.load(cached_rules_key(target)) is None  # rebuilt by the caller, never trusted
+    assert rulecache.load(cached_rules_key(Target.of(TranslateOptions(roc_libraries=True)))) is None

@@ -14,9 +14,9 @@ import os
 import shutil
 from pathlib import Path
 
-from migrator.lib.archives import ArchiveError, Limits, unpack_archive
-from migrator.lib.gitsource import GitSourceError, shallow_clone
 from worker.context import StageContext, StageResult
+from worker.sources.archives import ArchiveError, Limits, unpack_archive
+from worker.sources.gitsource import GitSourceError, shallow_clone
 from worker.wording import counted
 
 

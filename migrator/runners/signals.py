@@ -6,7 +6,7 @@ from typing import Any
 
 from celery.signals import worker_ready, worker_shutdown
 
-from worker import presence
+from migrator.runners import presence
 
 log = logging.getLogger(__name__)
 _heartbeat: presence.HeartbeatThread | None = None

@@ -1,38 +1,51 @@
 """Hand stages to Celery. Task ids are chosen before sending so a stage row always knows its task.
 
-The row is written first and the message published after: when publishing fails (the broker is
-down), the stage stays queued with its task id and the sweep publishes it again once the broker is
-back (``worker.redelivery``). Nothing here may leave a recorded run without a way to start.
+The stage row is the outbox: its task id and queue are committed first and the message published
+after. When publishing fails (the broker is down), the stage stays queued with its task id and the
+sweep publishes it again once the broker is back (``migrator.pipeline.redelivery``); a message that
+did go out is harmless twice, because the claim is a conditional UPDATE. Nothing here may leave a
+recorded run without a way to start.
+
+Tasks are looked up by their registered names in the Celery app rather than imported, so this
+module and ``tasks`` (which calls it) do not import each other.
 """
 from __future__ import annotations
 
 import logging
 import uuid
 
+from celery import Task
 from django.db import transaction
 
+from migrator.celery import app
+from migrator.pipeline import orchestrator
+from migrator.pipeline.broker import BROKER_ERRORS
 from migrator.projects import transitions
 from migrator.projects.models import Run, Stage
-from worker import pipeline
-from worker.broker import BROKER_ERRORS
+from migrator.projects.workspaces import workspace_for
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages.smoke import REFERENCE_PENDING
 
 log = logging.getLogger(__name__)
+RUN_STAGE_TASK = "worker.tasks.run_stage"
+REFERENCE_RUN_TASK = "worker.tasks.reference_run"
+SWEEP_TASK = "worker.tasks.sweep"
+
+
+def _task(name: str) -> Task:  # type: ignore[type-arg]
+    return app.tasks[name]
 
 
 def send_stage(stage: Stage, queue: str) -> None:
-    from worker.tasks import reference_run, run_stage
-
     task_id = str(uuid.uuid4())
     if queue.startswith("rocm") and _reference_wanted(stage):
         # The smoke stage waits (up to its wait limit) for this marker to go before comparing.
-        marker = pipeline.workspace_for(stage.run_id).artifacts
+        marker = workspace_for(stage.run_id).artifacts
         marker.mkdir(parents=True, exist_ok=True)
         (marker / REFERENCE_PENDING).write_text(task_id)
-        reference_run.apply_async(args=[stage.run_id], queue="cuda")
+        _task(REFERENCE_RUN_TASK).apply_async(args=[stage.run_id], queue="cuda")
     transitions.mark_enqueued(stage, task_id, queue)
-    run_stage.apply_async(args=[stage.pk], queue=queue, task_id=task_id)
+    _task(RUN_STAGE_TASK).apply_async(args=[stage.pk], queue=queue, task_id=task_id)
 
 
 def _reference_wanted(stage: Stage) -> bool:
@@ -40,14 +53,12 @@ def _reference_wanted(stage: Stage) -> bool:
         settings = ProjectSettings.from_dict(stage.run.project.settings)
     except SettingsError:
         return False
-    return pipeline.wants_reference(stage, settings)
+    return orchestrator.wants_reference(stage, settings)
 
 
 def republish_stage(stage: Stage) -> None:
     """Publish a queued stage's message again under its recorded task id and queue (its message was lost)."""
-    from worker.tasks import run_stage
-
-    run_stage.apply_async(args=[stage.pk], queue=stage.queue, task_id=stage.task_id)
+    _task(RUN_STAGE_TASK).apply_async(args=[stage.pk], queue=stage.queue, task_id=stage.task_id)
 
 
 def start_run(run: Run) -> None:
@@ -63,7 +74,7 @@ def start_run(run: Run) -> None:
 def dispatch_recorded_run(run_id: int) -> bool:
     """Hand out the run's next stage; False when the broker could not be reached (the sweep retries)."""
     try:
-        pipeline.advance(run_id, send_stage)
+        orchestrator.advance(run_id, send_stage)
     except BROKER_ERRORS as exc:
         log.warning("run %s is recorded but its first stage was not published (%s); the sweep will", run_id, exc)
         return False
@@ -73,6 +84,4 @@ def dispatch_recorded_run(run_id: int) -> bool:
 def revoke_tasks(task_ids: list[str]) -> None:
     if not task_ids:
         return
-    from migrator.celery import app
-
     app.control.revoke(task_ids)

@@ -7,11 +7,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from migrator.lib.gitsource import GitSourceError
+from migrator.api.cli import choose_team, exit_code, format_stage_line, migrate_repo, run_link, write_report
 from migrator.projects.actions import ActionError
-from migrator.projects.cli import choose_team, exit_code, format_stage_line, migrate_repo, run_link, write_report
 from migrator.projects.verdict import run_verdict
 from worker.project_settings import SettingsError
+from worker.sources.gitsource import GitSourceError
 
 
 class Command(BaseCommand):

@@ -15,6 +15,8 @@ from typing import Any
 
 from kombu.exceptions import OperationalError
 
+from migrator.celery import app
+
 BROKER_CHECK_TIMEOUT_S = 1.0
 # Errors that mean "the broker cannot be reached now" (kombu wraps most of them in OperationalError).
 BROKER_ERRORS: tuple[type[BaseException], ...] = (OperationalError, ConnectionError, OSError, TimeoutError)
@@ -26,8 +28,6 @@ class BrokerUnavailable(Exception):
 
 def broker_reachable(timeout: float = BROKER_CHECK_TIMEOUT_S) -> bool:
     """One quick round trip to the broker (used before accepting work that must be queued)."""
-    from migrator.celery import app
-
     try:
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=timeout)
@@ -47,8 +47,6 @@ def pending_task_ids(queues: Iterable[str], *, taken_within_s: float | None = No
     died holding it (Redis would give it back only after the visibility timeout, over an hour).
     Raises ``BrokerUnavailable`` when the broker cannot be read (the caller then does nothing).
     """
-    from migrator.celery import app
-
     try:
         with app.connection_for_read() as conn:
             channel: Any = conn.default_channel

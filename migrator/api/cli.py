@@ -17,11 +17,12 @@ from django.urls import NoReverseMatch, reverse
 
 from migrator.accounts.actions import ensure_team
 from migrator.accounts.models import Membership, Team
-from migrator.lib.gitsource import check_git_url
+from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from migrator.projects.constants import RunState, Trigger
 from migrator.projects.models import Project, Run, Stage
-from worker import pipeline
+from migrator.reports.build import build_report, render_markdown
+from worker.sources.gitsource import check_git_url
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def migrate_repo(
     choice = classify_source(path_or_url)
     name = project_name or Path(path_or_url.rstrip("/")).name.removesuffix(".git") or "repository"
     run = _record_run(choice, name, team, ref, settings)
-    return pipeline.run_sync(run, on_stage=on_stage)
+    return orchestrator.run_sync(run, on_stage=on_stage)
 
 
 # Exit codes of ``migrate_repo``: scripts tell "all checked and passed" from "nothing failed but
@@ -151,30 +152,7 @@ def format_stage_line(stage: Stage) -> str:
     return f"{stage.name:<8} {stage.state:<9} {duration:>9}  {stage.summary}"
 
 
-def basic_report(run: Run) -> dict[str, object]:
-    return {
-        "project": run.project.name, "run": run.number, "state": run.state,
-        "source": {"kind": run.source_kind, "git_url": run.git_url, "ref": run.ref, "commit": run.commit_sha,
-                   "archive_sha256": run.archive.sha256 if run.archive else None},
-        "stages": [
-            {"name": s.name, "state": s.state, "summary": s.summary, "duration_s": s.duration_s, "data": s.data}
-            for s in run.stages.all()
-        ],
-    }
-
-
 def write_report(run: Run, path: Path) -> None:
-    """JSON by default, Markdown for a ``.md`` path (the reports app makes the full report when installed)."""
-    try:
-        from migrator.reports.build import build_report, render_markdown
-    except ModuleNotFoundError:
-        report = basic_report(run)
-        if path.suffix == ".md":
-            lines = [f"# {run.project.name} run #{run.number}: {run.state}", ""]
-            lines += [f"- **{s['name']}**: {s['state']} {s['summary']}" for s in report["stages"]]  # type: ignore[index,union-attr]
-            path.write_text("\n".join(lines) + "\n")
-        else:
-            path.write_text(json.dumps(report, indent=2, default=str))
-        return
-    full = build_report(run)
-    path.write_text(render_markdown(full) if path.suffix == ".md" else json.dumps(full, indent=2, default=str))
+    """The run's full report: Markdown for a ``.md`` path, JSON otherwise."""
+    report = build_report(run)
+    path.write_text(render_markdown(report) if path.suffix == ".md" else json.dumps(report, indent=2, default=str))

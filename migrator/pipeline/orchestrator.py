@@ -15,18 +15,29 @@ import socket
 import time
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings as django_settings
 
+from migrator.pipeline.stagelog import StageLog
 from migrator.projects import transitions
-from migrator.projects.constants import FINAL_STAGE_STATES, NOT_AVAILABLE, STAGE_NAMES, SourceKind, StageState, Trigger
+from migrator.projects.constants import (
+    FINAL_RUN_STATES,
+    FINAL_STAGE_STATES,
+    NOT_AVAILABLE,
+    STAGE_NAMES,
+    SourceKind,
+    StageState,
+    Trigger,
+)
 from migrator.projects.models import Run, Stage
+from migrator.projects.signals import run_finished, stage_finished
+from migrator.projects.workspaces import project_cache_dir, workspace_for
+from migrator.runners.presence import online_runners, smoke_queue
 from worker.context import StageCancelled, StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
-from worker.stagelog import StageLog
+from worker.stages.smoke import REFERENCE_PENDING, run_reference
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +46,6 @@ _OUTCOME_STATE = {
     "not_applicable": StageState.NOT_APPLICABLE,
 }
 Dispatcher = Callable[[Stage, str], None]
-
-
-def workspace_for(run_id: int) -> Workspace:
-    return Workspace(Path(django_settings.MIGRATOR_WORKSPACE_ROOT) / "runs" / str(run_id))
 
 
 def load_stage_module(name: str) -> ModuleType | None:
@@ -58,16 +65,12 @@ def queue_for(stage: Stage, settings: ProjectSettings) -> str:
     """Smoke needs a ROCm runner with a matching GPU only when there is something to run;
     otherwise any CPU worker records the skip."""
     if stage.name == "smoke" and settings.smoke_command and load_stage_module("smoke") is not None:
-        from worker.presence import smoke_queue
-
         return smoke_queue(settings.offload_archs)
     return "cpu"
 
 
 def wants_reference(stage: Stage, settings: ProjectSettings) -> bool:
     """A CUDA reference run accompanies smoke when asked for and a CUDA runner is online."""
-    from worker.presence import online_runners
-
     return (
         stage.name == "smoke" and bool(settings.smoke_command) and settings.smoke_compare_reference
         and bool(online_runners("cuda"))
@@ -76,8 +79,6 @@ def wants_reference(stage: Stage, settings: ProjectSettings) -> bool:
 
 def execute_reference(run_id: int, *, worker: str = "") -> dict[str, object]:
     """Build the untranslated sources with nvcc and run the smoke command on a CUDA runner."""
-    from worker.stages.smoke import REFERENCE_PENDING, run_reference
-
     stage = Stage.objects.select_related("run", "run__project", "run__archive").get(run_id=run_id, name="smoke")
     workspace = workspace_for(run_id)
     log_path = workspace.artifacts / "reference.log"
@@ -124,8 +125,10 @@ def advance(run_id: int, dispatch: Dispatcher) -> Stage | None:
     return None
 
 
-def execute_stage(stage_id: int, *, worker: str = "") -> StageState | None:
-    """Claim and run one stage; returns its final state, or None when another worker had it."""
+def execute_stage(stage_id: int, *, worker: str = "", inline: bool = False) -> StageState | None:
+    """Claim and run one stage; returns its final state, or None when another worker had it.
+
+    ``inline``: the whole run executes in this process (``run_sync``); told to the receivers."""
     worker = worker or socket.gethostname()
     if not transitions.claim_stage(stage_id, worker):
         return None
@@ -133,7 +136,7 @@ def execute_stage(stage_id: int, *, worker: str = "") -> StageState | None:
     with StageLog(stage.pk, stage.run_id) as stage_log:
         state, summary, data = _run_module(stage, stage_log)
     final = transitions.finish_stage(stage.pk, state, summary, data)
-    _after_stage(final)
+    announce_stage(final, inline=inline)
     return StageState(final.state)
 
 
@@ -177,7 +180,7 @@ def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] 
     }
     return StageContext(
         run_id=run.pk, project_id=run.project_id, workspace=workspace, settings=settings,
-        cache_dir=Path(django_settings.MIGRATOR_CACHE_ROOT) / "projects" / str(run.project_id),
+        cache_dir=project_cache_dir(run.project_id),
         source_spec=source_spec(run), previous=previous, log=log or stage_log.write,
         progress=stage_log.progress, is_cancelled=stage_log.is_cancelled,
     )
@@ -224,35 +227,33 @@ def source_spec(run: Run) -> dict[str, object]:
     }
 
 
-def _after_stage(stage: Stage) -> None:
-    """Pin the fetched commit on the run; match the stage against the error notebook."""
+def announce_stage(stage: Stage, *, inline: bool = False) -> None:
+    """Pin the fetched commit on the run, then tell whoever listens that the stage (and perhaps the
+    run) is final."""
     if stage.name == "fetch" and stage.state == StageState.PASSED and stage.data.get("commit"):
         Run.objects.filter(pk=stage.run_id).update(commit_sha=str(stage.data["commit"]))
-    from worker.hooks import on_stage_finished
+    stage_finished.send(sender=Stage, stage=stage, inline=inline)
+    announce_if_finished(stage.run_id)
 
-    on_stage_finished(stage)
-    from migrator.reports.hooks import after_stage_finished  # statuses back to the pull request
 
-    after_stage_finished(stage)
+def announce_if_finished(run_id: int) -> None:
+    """Send ``run_finished`` when the run is final (after the stage that ended it, or a sweep)."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is not None and run.state in FINAL_RUN_STATES:
+        run_finished.send(sender=Run, run=run)
 
 
 def run_sync(run: Run, on_stage: Callable[[Stage], None] = lambda s: None) -> Run:
     """Run every stage in this process, in order (management command, tests)."""
 
     def dispatch_inline(stage: Stage, queue: str) -> None:
-        execute_stage(stage.pk, worker=f"{socket.gethostname()} (inline)")
+        execute_stage(stage.pk, worker=f"{socket.gethostname()} (inline)", inline=True)
 
-    from worker.hooks import RUNNING_INLINE
-
-    token = RUNNING_INLINE.set(True)
-    try:
-        for _ in STAGE_NAMES:
-            stage = advance(run.pk, dispatch_inline)
-            if stage is None:
-                break
-            stage.refresh_from_db()
-            on_stage(stage)
-    finally:
-        RUNNING_INLINE.reset(token)
+    for _ in STAGE_NAMES:
+        stage = advance(run.pk, dispatch_inline)
+        if stage is None:
+            break
+        stage.refresh_from_db()
+        on_stage(stage)
     run.refresh_from_db()
     return run

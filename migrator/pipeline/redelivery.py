@@ -4,7 +4,7 @@ A stage row is written (``task_id``, ``queued_at``) before its message is publis
 database always knows what should be waiting in the broker. When Redis restarts without
 persistence, or a publish fails because the broker is down, the row stays queued and nothing
 would ever deliver it. Each sweep compares the next stage of every active run with what the broker
-holds (``worker.broker.pending_task_ids``: queued, or taken by a worker within the last minute)
+holds (``migrator.pipeline.broker.pending_task_ids``: queued, or taken by a worker within the last minute)
 and publishes the missing ones again under the same task id. A message that was in fact still on its way is harmless: the claim is a conditional
 UPDATE, so only one delivery runs the stage.
 
@@ -20,10 +20,10 @@ from datetime import datetime, timedelta
 from django.conf import settings as django_settings
 from django.db.models import Max
 
+from migrator.pipeline import orchestrator
+from migrator.pipeline.broker import BROKER_ERRORS, BrokerUnavailable, pending_task_ids
 from migrator.projects.constants import FINAL_STAGE_STATES, RunState, StageState, Trigger
 from migrator.projects.models import Stage
-from worker import pipeline
-from worker.broker import BROKER_ERRORS, BrokerUnavailable, pending_task_ids
 
 log = logging.getLogger(__name__)
 Republisher = Callable[[Stage], None]
@@ -71,7 +71,7 @@ def _waiting_since(stage: Stage, settled: dict[int, datetime]) -> datetime:
     return max(filter(None, (stage.run.created_at, settled.get(stage.run_id))))
 
 
-def resend_lost_stages(now: datetime, dispatch: pipeline.Dispatcher, republish: Republisher) -> Resent:
+def resend_lost_stages(now: datetime, dispatch: orchestrator.Dispatcher, republish: Republisher) -> Resent:
     grace = timedelta(seconds=django_settings.MIGRATOR_REPUBLISH_GRACE_S)
     stages = next_stages(now, grace)
     handed_out = [s for s in stages if s.task_id]
@@ -85,7 +85,7 @@ def resend_lost_stages(now: datetime, dispatch: pipeline.Dispatcher, republish: 
     for stage in stages:
         try:
             if not stage.task_id:
-                pipeline.advance(stage.run_id, dispatch)
+                orchestrator.advance(stage.run_id, dispatch)
                 resent.dispatched.append(stage.pk)
             elif stage.task_id not in pending:
                 republish(stage)

@@ -18,6 +18,10 @@ from django.utils import timezone
 
 from migrator.projects.constants import ROCM_QUEUE
 from migrator.runners.models import Runner
+from worker.runner.heartbeat import build_heartbeat
+from worker.toolchain.detect import detect_toolchain
+from worker.toolchain.roots import default_root
+from worker.toolchain.sandbox import sandbox_problem
 
 log = logging.getLogger(__name__)
 HEARTBEAT_S = 5.0
@@ -30,8 +34,6 @@ def runner_profile() -> str:
 
 def describe(profile: str, queues: list[str]) -> dict[str, Any]:
     """What the runner reports: host, toolchain, GPUs (probed), queues."""
-    from worker.runner.heartbeat import build_heartbeat
-
     gpu_profile = "cuda" if profile == "cuda" else "rocm"
     info: dict[str, Any] = dict(build_heartbeat(gpu_profile, queues))  # type: ignore[arg-type]
     for gpu in info.get("gpus", []):
@@ -39,10 +41,6 @@ def describe(profile: str, queues: list[str]) -> dict[str, Any]:
     if profile == "cpu":
         info["gpu_note"] = "CPU worker: fetch, scan, hipify, compile, link"
     try:
-        from worker.toolchain.detect import detect_toolchain
-        from worker.toolchain.roots import default_root
-        from worker.toolchain.sandbox import sandbox_problem
-
         info["build_toolchain"] = detect_toolchain().to_dict()
         root = default_root()
         info["sandbox"] = {"ok": root is not None and not sandbox_problem(root),

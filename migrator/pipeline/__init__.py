@@ -1,0 +1,1 @@
+"""The pipeline app (no models): runs stages and records them, hands stages to Celery, sweeps."""

@@ -1,0 +1,30 @@
+"""Celery wrappers: each task takes ids and calls the pipeline; no logic lives here.
+
+The registered names keep their first spelling (``worker.tasks.*``) so messages queued by an
+earlier version are still understood by the workers after an upgrade.
+"""
+from __future__ import annotations
+
+from celery import current_task, shared_task
+
+from migrator.pipeline import dispatch, orchestrator
+from migrator.pipeline import sweep as sweeping
+from migrator.projects.models import Stage
+
+
+@shared_task(name=dispatch.RUN_STAGE_TASK, acks_late=True, reject_on_worker_lost=True)
+def run_stage(stage_id: int) -> None:
+    hostname = getattr(current_task.request, "hostname", "") or ""
+    orchestrator.execute_stage(stage_id, worker=hostname)
+    run_id = Stage.objects.values_list("run_id", flat=True).get(pk=stage_id)
+    orchestrator.advance(run_id, dispatch.send_stage)
+
+
+@shared_task(name=dispatch.SWEEP_TASK)
+def sweep() -> None:
+    sweeping.sweep(dispatch.send_stage, dispatch.republish_stage, dispatch.revoke_tasks)
+
+
+@shared_task(name=dispatch.REFERENCE_RUN_TASK, acks_late=True, reject_on_worker_lost=True)
+def reference_run(run_id: int) -> None:
+    orchestrator.execute_reference(run_id)

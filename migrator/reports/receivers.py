@@ -1,0 +1,50 @@
+"""Reports' reaction to a run's progress: post its commit status and report to the pull request.
+
+A pending status once the first stage has finished, the final status and report comment once the
+run is final. Nothing happens for a project without a host token. Posting runs as its own task
+after the transaction commits, so a slow or failing code host never holds up a stage.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.dispatch import receiver
+
+from migrator.integrations.models import ProjectIntegration
+from migrator.projects.constants import FINAL_RUN_STATES
+from migrator.projects.models import Run, Stage
+from migrator.projects.signals import run_finished, stage_finished
+from migrator.reports.models import PostPhase
+from migrator.reports.tasks import post_run_status
+
+log = logging.getLogger(__name__)
+
+
+@receiver(stage_finished, dispatch_uid="reports.post_pending_status")
+def post_pending_status(sender: type[Stage], stage: Stage, **_: Any) -> None:
+    if stage.position != 0:
+        return
+    if Run.objects.values_list("state", flat=True).get(pk=stage.run_id) in FINAL_RUN_STATES:
+        return  # run_finished posts the final status instead
+    queue_status_post(stage.run_id, PostPhase.START)
+
+
+@receiver(run_finished, dispatch_uid="reports.post_final_status")
+def post_final_status(sender: type[Run], run: Run, **_: Any) -> None:
+    queue_status_post(run.pk, PostPhase.FINAL)
+
+
+def queue_status_post(run_id: int, phase: str) -> None:
+    """Queue ``reports.post_run_status`` after commit; nothing when the project has no host token."""
+    if not ProjectIntegration.objects.filter(project__runs=run_id).exclude(host_token="").exists():
+        return
+
+    def send() -> None:
+        try:
+            post_run_status.apply_async(args=[run_id], kwargs={"phase": phase}, queue="cpu")
+        except Exception:  # a broker hiccup must not fail the stage that just finished
+            log.exception("could not queue status posting for run %s", run_id)
+
+    transaction.on_commit(send)
