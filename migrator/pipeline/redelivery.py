@@ -22,7 +22,7 @@ from django.db.models import Max
 
 from migrator.pipeline import orchestrator
 from migrator.pipeline.broker import BROKER_ERRORS, BrokerUnavailable, pending_task_ids
-from migrator.projects.constants import FINAL_STAGE_STATES, RunState, StageState, Trigger
+from migrator.projects.constants import FINAL_STAGE_STATES, STAGE_NAMES, RunState, StageState, Trigger
 from migrator.projects.models import Stage
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,7 @@ Republisher = Callable[[Stage], None]
 # claims the stage at once; a message taken longer ago whose stage is still queued was held by a
 # worker that died before claiming it.
 TAKEN_CLAIM_S = 60.0
+MAX_RUNS = 200
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,15 @@ class Resent:
 
 
 def next_stages(now: datetime, grace: timedelta) -> list[Stage]:
-    """The next stage of each active (non-CLI) run, when it is queued and has waited past ``grace``."""
+    """The next stage of each active (non-CLI) run, when it is queued and has waited past ``grace``.
+
+    Bounded: the unfinished stages of at most ``MAX_RUNS`` runs a pass, oldest runs first."""
     active = (
         Stage.objects.filter(run__state__in=(RunState.QUEUED, RunState.RUNNING), run__cancel_requested=False)
         .exclude(run__trigger=Trigger.CLI)
         .exclude(state__in=FINAL_STAGE_STATES)
         .select_related("run")
-        .order_by("run_id", "position")
+        .order_by("run_id", "position")[: MAX_RUNS * len(STAGE_NAMES)]
     )
     first: dict[int, Stage] = {}
     for stage in active:
@@ -93,6 +96,8 @@ def resend_lost_stages(now: datetime, dispatch: orchestrator.Dispatcher, republi
         except BROKER_ERRORS as exc:
             log.warning("sweep: broker lost again while re-sending (%s); next pass retries", exc)
             break
+        except Exception:  # one broken row must not keep the others from being re-sent
+            log.exception("sweep: stage %s of run %s could not be re-sent; next pass retries", stage.pk, stage.run_id)
     if resent.republished or resent.dispatched:
         log.warning("sweep: re-sent %d lost stage message(s), dispatched %d stage(s) never handed out",
                     len(resent.republished), len(resent.dispatched))
