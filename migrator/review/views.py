@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from migrator.lib.sidebyside import SideBySide
+from migrator.lib.diffview.sidebyside import SideBySide
 from migrator.projects.access import get_run_or_404
 from migrator.projects.models import Run
 from migrator.review.diffcache import file_diff, file_list

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator.lib.patch import (
+from migrator.lib.diffview.patch import (
     archive_tree,
     build_patch,
     build_patch_bytes,

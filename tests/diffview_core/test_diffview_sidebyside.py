@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from migrator.lib.highlight import highlight_lines, lexer_for_filename, pygments_css
-from migrator.lib.sidebyside import compute_side_by_side, diff_file, render_unified
+from migrator.lib.diffview.highlight import highlight_lines, lexer_for_filename, pygments_css
+from migrator.lib.diffview.sidebyside import compute_side_by_side, diff_file, render_unified
 
 HOSTILE = '</td><script>alert(1)</script> "><img src=x onerror=alert(2)>'
 

@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from migrator.lib.sig_seed import (
+from migrator.lib.signatures.matcher import Matcher, SignatureSpec, compile_signatures
+from migrator.lib.signatures.seed import (
     NOTEBOOK_SLUGS,
     PYTHON_PROJECT_SLUGS,
     REAL_FAILURE_SLUGS,
@@ -10,7 +11,6 @@ from migrator.lib.sig_seed import (
     SeedError,
     load_seed_entries,
 )
-from migrator.lib.signatures import Matcher, SignatureSpec, compile_signatures
 from worker.toolchain.roots import default_root
 from worker.toolchain.sandbox import Sandbox, SandboxLimits
 

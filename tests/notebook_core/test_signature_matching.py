@@ -1,6 +1,6 @@
-from migrator.lib.sig_literals import required_regex_literals
-from migrator.lib.sig_normalise import normalise_text
-from migrator.lib.signatures import SignatureSpec, compile_signatures
+from migrator.lib.signatures.literals import required_regex_literals
+from migrator.lib.signatures.matcher import SignatureSpec, compile_signatures
+from migrator.lib.signatures.normalise import normalise_text
 
 LINK_LOG = (
     "[ 98%] Linking HIP executable app\n"

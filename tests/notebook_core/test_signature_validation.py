@@ -1,6 +1,6 @@
 import pytest
 
-from migrator.lib.signatures import SignatureError, validate_signature
+from migrator.lib.signatures.validate import SignatureError, validate_signature
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator.lib import sig_seed
+from migrator.lib.signatures import seed as sig_seed
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.scanning.python_touchpoints import fix_touchpoints, scan_touchpoints

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from migrator.lib.diff_tree import archive_tree
+from migrator.lib.diffview.tree import archive_tree
 from migrator.projects import actions
 from tests.conftest import make_tar_gz
 from translator.tree import translate_tree

@@ -6,8 +6,8 @@ added and deleted files, `rename from/to` for renames, 3 lines of context,
 "\\ No newline at end of file" markers, and `GIT binary patch` literals for
 binary files. Lines end only at "\\n", as in git, so CRLF files keep their "\\r"
 inside the lines and apply byte for byte. Line alignment comes from
-migrator/lib/diff_align.py (anchored diff; difflib alone is too slow on large,
-repetitive files). Tree walking and archives live in migrator/lib/diff_tree.py
+migrator/lib/diffview/align.py (anchored diff; difflib alone is too slow on large,
+repetitive files). Tree walking and archives live in migrator/lib/diffview/tree.py
 and are re-exported here.
 """
 
@@ -18,8 +18,8 @@ import hashlib
 import zlib
 from collections.abc import Iterable, Sequence
 
-from migrator.lib.diff_align import Opcode, align_lines
-from migrator.lib.diff_tree import (
+from migrator.lib.diffview.align import Opcode, align_lines
+from migrator.lib.diffview.tree import (
     FileChange,
     archive_tree,
     split_patch_lines,
