@@ -11,7 +11,8 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, Stream
 from django.views.decorators.http import require_GET
 
 from migrator.lib.diffview.highlight import pygments_css
-from migrator.lib.diffview.patch import build_patch_bytes, tree_changes, tree_patch_pairs, write_tree_archive
+from migrator.lib.diffview.patch import build_patch_bytes
+from migrator.lib.diffview.tree import tree_changes, tree_patch_pairs, write_tree_archive
 from migrator.projects.access import get_run_or_404
 from migrator.review.tree import ReviewTree, review_tree
 

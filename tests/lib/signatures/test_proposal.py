@@ -1,3 +1,5 @@
+"""Signatures proposed from a failing log line, valid and matching the same failure elsewhere."""
+
 import pytest
 
 from migrator.lib.signatures.matcher import SignatureSpec, compile_signatures

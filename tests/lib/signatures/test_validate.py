@@ -1,3 +1,5 @@
+"""Signatures refused before they are stored, each with a message meant for the user."""
+
 import pytest
 
 from migrator.lib.signatures.validate import SignatureError, validate_signature
