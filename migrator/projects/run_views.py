@@ -10,8 +10,9 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from migrator.projects import actions
 from migrator.projects.access import get_run_or_404
@@ -26,7 +27,6 @@ from migrator.projects.stage_panels import panel_context as stage_panel_context
 from migrator.projects.verdict import verdict_of
 from worker.dispatch import start_run
 
-HTMX_STOP_POLLING = 286
 LOG_TAIL_BYTES = 256 * 1024
 
 
@@ -91,10 +91,9 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
         context |= _log_context(selected) | {"log_switch": True}
     if run.is_final:
         context["rerun_form"] = RerunForm.for_run(context["stages"])  # type: ignore[arg-type]  # "cancel" becomes "re-run"
-    response = render(request, "projects/run.html#status", context)
     if run.is_final:
-        response.status_code = HTMX_STOP_POLLING
-    return response
+        return HttpResponseStopPolling(render_to_string("projects/run.html#status", context, request))
+    return render(request, "projects/run.html#status", context)
 
 
 @login_required
