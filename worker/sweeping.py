@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from migrator.projects import transitions
 from migrator.projects.constants import StageState
-from migrator.projects.models import Stage, rocm_queues
+from migrator.projects.models import Stage
+from migrator.projects.queues import rocm_queues
 from worker import pipeline, redelivery
 from worker.project_settings import ProjectSettings
 
