@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from migrator.projects import actions
-from migrator.projects.access import get_run_or_404
+from migrator.projects.access import get_run_or_404, get_stage_or_404
 from migrator.projects.causes import run_causes
 from migrator.projects.constants import FINAL_STAGE_STATES, StageState
 from migrator.projects.errorlines import failing_lines
@@ -100,9 +100,9 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 def stage_log(request: HttpRequest, run_id: int, stage_name: str) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
-    stage = run.stages.filter(name=stage_name).first()
+    stage = get_stage_or_404(run, stage_name)
     form = LogForm(request.GET)
-    if stage is None or not form.is_valid():
+    if not form.is_valid():
         return HttpResponse("bad request", status=400)
     offset = form.cleaned_data.get("offset") or 0
     text, new_offset = read_log_from(stage, offset)
@@ -117,9 +117,7 @@ def stage_log(request: HttpRequest, run_id: int, stage_name: str) -> HttpRespons
 @require_GET
 def stage_log_raw(request: HttpRequest, run_id: int, stage_name: str) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
-    stage = run.stages.filter(name=stage_name).first()
-    if stage is None:
-        return HttpResponse("no such stage", status=404)
+    stage = get_stage_or_404(run, stage_name)
     response = StreamingHttpResponse(stream_log(stage), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'inline; filename="run-{run.pk}-{stage.name}.log"'
     response["X-Content-Type-Options"] = "nosniff"
