@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from migrator.lib.diff_align import align_lines
-from migrator.lib.sidebyside import SideBySide, compute_side_by_side
+from migrator.lib.diffview.align import align_lines
+from migrator.lib.diffview.sidebyside import SideBySide, compute_side_by_side
 
 BLOCK = [
     "// kernel number {n}: scales a vector",

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from migrator.lib.sig_seed import load_seed_entries
-from migrator.lib.signatures import SignatureSpec, compile_signatures
+from migrator.lib.signatures.matcher import SignatureSpec, compile_signatures
+from migrator.lib.signatures.seed import load_seed_entries
 
 WORDS = [
     "tensor",

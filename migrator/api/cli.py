@@ -21,7 +21,8 @@ from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from migrator.projects.constants import RunState, Trigger
 from migrator.projects.models import Project, Run, Stage
-from migrator.reports.build import build_report, render_markdown
+from migrator.reports.build import build_report
+from migrator.reports.markdown import export_markdown
 from worker.sources.gitsource import check_git_url
 
 
@@ -155,4 +156,4 @@ def format_stage_line(stage: Stage) -> str:
 def write_report(run: Run, path: Path) -> None:
     """The run's full report: Markdown for a ``.md`` path, JSON otherwise."""
     report = build_report(run)
-    path.write_text(render_markdown(report) if path.suffix == ".md" else json.dumps(report, indent=2, default=str))
+    path.write_text(export_markdown(report) if path.suffix == ".md" else json.dumps(report, indent=2, default=str))

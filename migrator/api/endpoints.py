@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings as django_settings
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from ninja import Body, File, Form, NinjaAPI, Query, Schema, Status
 from ninja.files import UploadedFile
 
@@ -33,6 +33,7 @@ from migrator.api.schemas import (
 from migrator.notebook.search import search_entries
 from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
+from migrator.projects.access import get_stage_or_404, get_team_project_or_404, get_team_run_or_404
 from migrator.projects.constants import FINAL_STAGE_STATES
 from migrator.projects.forms import default_rerun_stage
 from migrator.projects.logs import read_log_from
@@ -40,8 +41,7 @@ from migrator.projects.models import Project, Run
 from migrator.projects.queueing import queue_down_message, queue_is_down, retry_after_s
 from migrator.reports.build import build_report
 from migrator.reports.links import absolute_url
-from migrator.reports.markdown import render_markdown
-from migrator.reports.views import EXPORT_LIMIT
+from migrator.reports.markdown import export_markdown
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.sources.gitsource import GitSourceError, check_git_url, check_ref
 
@@ -79,19 +79,11 @@ def _projects(request: HttpRequest) -> QuerySet[Project]:
 
 
 def _project(request: HttpRequest, project_id: int) -> Project:
-    project = _projects(request).filter(pk=project_id).first()
-    if project is None:
-        raise Http404("no such project")
-    return project
+    return get_team_project_or_404(_team(request), project_id)
 
 
 def _run(request: HttpRequest, run_id: int) -> Run:
-    run = Run.objects.select_related("project", "project__team", "archive").filter(
-        pk=run_id, project__team=_team(request)
-    ).first()
-    if run is None:
-        raise Http404("no such run")
-    return run
+    return get_team_run_or_404(_team(request), run_id)
 
 
 def _checked_git(git_url: str, ref: str) -> tuple[str, str]:
@@ -221,9 +213,7 @@ class LogQuery(Schema):
 @api.get("/runs/{run_id}/stages/{stage_name}/log", response=StageLogOut, tags=["runs"])
 def stage_log(request: HttpRequest, run_id: int, stage_name: str, query: Query[LogQuery]) -> dict[str, object]:
     """A piece of the stage's log from byte ``offset``; call again with ``next_offset`` until ``final``."""
-    stage = _run(request, run_id).stages.filter(name=stage_name).first()
-    if stage is None:
-        raise Http404("no such stage")
+    stage = get_stage_or_404(_run(request, run_id), stage_name)
     offset = max(0, min(query.offset, stage.log_size))
     text, next_offset = read_log_from(stage, offset)
     final = stage.state in FINAL_STAGE_STATES and next_offset >= stage.log_size
@@ -260,7 +250,7 @@ def get_report(request: HttpRequest, run_id: int) -> dict[str, object]:
     "responses": {200: {"description": "The report as Markdown", "content": {"text/markdown": {"schema": {"type": "string"}}}}}
 })
 def get_report_markdown(request: HttpRequest, run_id: int) -> HttpResponse:
-    text = render_markdown(build_report(_run(request, run_id)), limit=EXPORT_LIMIT)
+    text = export_markdown(build_report(_run(request, run_id)))
     return HttpResponse(text, content_type="text/markdown; charset=utf-8")
 
 

@@ -10,7 +10,8 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils.text import slugify
 
-from migrator.lib.signatures import SignatureError, validate_signature
+from migrator.lib.signatures.seed import load_seed_entries
+from migrator.lib.signatures.validate import SignatureError, validate_signature
 from migrator.notebook.learning import apply_entry
 from migrator.notebook.matching import bump_generation
 from migrator.notebook.models import Entry, EntryRevision, FixedVote, Signature
@@ -165,8 +166,6 @@ def _same(entry: Entry, data: EntryData) -> bool:
 
 def load_seed(path: str | None = None) -> dict[str, int]:
     """Load the seed entries: create missing ones, refresh seed entries no user has edited. Idempotent."""
-    from migrator.lib.sig_seed import load_seed_entries
-
     counts = {"created": 0, "updated": 0, "unchanged": 0, "kept_user_edits": 0}
     for seed in load_seed_entries(path):
         data = EntryData(

@@ -15,9 +15,9 @@ from django.db import transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
 
-from migrator.lib.failure_lines import is_consequence
-from migrator.lib.fingerprints import fingerprint
-from migrator.lib.signatures import MatchResults, SignatureSpec, compile_signatures
+from migrator.lib.signatures.failure_lines import is_consequence
+from migrator.lib.signatures.fingerprints import fingerprint
+from migrator.lib.signatures.matcher import MatchResults, SignatureSpec, compile_signatures
 from migrator.notebook.models import Entry, FailureSighting, StageMatch, UnmatchedFailure
 from migrator.projects.models import Stage
 

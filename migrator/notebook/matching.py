@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, F, Max
 
-from migrator.lib.failure_lines import own_error_lines
-from migrator.lib.signatures import Matcher, MatchResults, SignatureSpec, compile_signatures
+from migrator.lib.signatures.failure_lines import own_error_lines
+from migrator.lib.signatures.matcher import Matcher, MatchResults, SignatureSpec, compile_signatures
 from migrator.notebook.learning import record_unmatched, uncovered_lines
 from migrator.notebook.models import Entry, Signature, StageMatch
 from migrator.projects.constants import StageState

@@ -107,7 +107,7 @@ class FixedVote(models.Model):
 
 
 class UnmatchedFailure(models.Model):
-    """A failing diagnostic that no entry explained, by fingerprint (migrator/lib/fingerprints.py),
+    """A failing diagnostic that no entry explained, by fingerprint (migrator/lib/signatures/fingerprints.py),
     counted across runs and teams: the notebook page lists the most frequent ones to write up."""
 
     fingerprint = models.CharField(max_length=20, unique=True)

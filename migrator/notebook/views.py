@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from migrator.lib.markdown import render_markdown
-from migrator.lib.signatures import signature_from_log_line
+from migrator.lib.signatures.proposal import signature_from_log_line
 from migrator.notebook import actions
 from migrator.notebook.forms import EntryForm, ImportForm, PrefillForm, SearchForm, signature_lines
 from migrator.notebook.learning import top_unmatched

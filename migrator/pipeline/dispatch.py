@@ -22,6 +22,7 @@ from migrator.pipeline import orchestrator
 from migrator.pipeline.broker import BROKER_ERRORS
 from migrator.projects import transitions
 from migrator.projects.models import Run, Stage
+from migrator.projects.queues import is_rocm_queue
 from migrator.projects.workspaces import workspace_for
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages.smoke import REFERENCE_PENDING
@@ -38,7 +39,7 @@ def _task(name: str) -> Task:  # type: ignore[type-arg]
 
 def send_stage(stage: Stage, queue: str) -> None:
     task_id = str(uuid.uuid4())
-    if queue.startswith("rocm") and _reference_wanted(stage):
+    if is_rocm_queue(queue) and _reference_wanted(stage):
         # The smoke stage waits (up to its wait limit) for this marker to go before comparing.
         marker = workspace_for(stage.run_id).artifacts
         marker.mkdir(parents=True, exist_ok=True)

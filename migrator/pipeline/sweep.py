@@ -26,7 +26,8 @@ from django.utils import timezone
 from migrator.pipeline import orchestrator, redelivery
 from migrator.projects import transitions
 from migrator.projects.constants import StageState
-from migrator.projects.models import Stage, rocm_queues
+from migrator.projects.models import Stage
+from migrator.projects.queues import rocm_queues
 from worker.project_settings import ProjectSettings
 
 log = logging.getLogger(__name__)

@@ -10,12 +10,12 @@ from migrator.accounts.models import Team
 from migrator.projects.constants import (
     FINAL_RUN_STATES,
     FINAL_STAGE_STATES,
-    ROCM_QUEUE,
     RunState,
     SourceKind,
     StageState,
     Trigger,
 )
+from migrator.projects.queues import is_rocm_queue
 
 
 class Project(models.Model):
@@ -112,11 +112,6 @@ class Run(models.Model):
         return None
 
 
-def rocm_queues() -> Q:
-    """Stages queued for a ROCm runner: the plain queue and every per-target one."""
-    return Q(queue=ROCM_QUEUE) | Q(queue__startswith=f"{ROCM_QUEUE}.")
-
-
 class Stage(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="stages")
     name = models.CharField(max_length=20)
@@ -159,11 +154,7 @@ class Stage(models.Model):
 
     @property
     def waiting_for_rocm_runner(self) -> bool:
-        queue = self.queue
-        return (
-            self.state == StageState.QUEUED and self.queued_at is not None
-            and (queue == ROCM_QUEUE or queue.startswith(f"{ROCM_QUEUE}."))
-        )
+        return self.state == StageState.QUEUED and self.queued_at is not None and is_rocm_queue(self.queue)
 
     @property
     def progress_percent(self) -> int:

@@ -10,12 +10,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
-from migrator.projects.access import get_run_or_404
+from migrator.projects.access import get_run_or_404, get_stage_or_404
 from migrator.projects.causes import run_causes
 from migrator.projects.constants import FINAL_STAGE_STATES, StageState
 from migrator.projects.errorlines import failing_lines
@@ -26,7 +27,6 @@ from migrator.projects.queueing import queue_down_message, queue_is_down, with_r
 from migrator.projects.stage_panels import panel_context as stage_panel_context
 from migrator.projects.verdict import verdict_of
 
-HTMX_STOP_POLLING = 286
 LOG_TAIL_BYTES = 256 * 1024
 
 
@@ -91,19 +91,18 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
         context |= _log_context(selected) | {"log_switch": True}
     if run.is_final:
         context["rerun_form"] = RerunForm.for_run(context["stages"])  # type: ignore[arg-type]  # "cancel" becomes "re-run"
-    response = render(request, "projects/run.html#status", context)
     if run.is_final:
-        response.status_code = HTMX_STOP_POLLING
-    return response
+        return HttpResponseStopPolling(render_to_string("projects/run.html#status", context, request))
+    return render(request, "projects/run.html#status", context)
 
 
 @login_required
 @require_GET
 def stage_log(request: HttpRequest, run_id: int, stage_name: str) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
-    stage = run.stages.filter(name=stage_name).first()
+    stage = get_stage_or_404(run, stage_name)
     form = LogForm(request.GET)
-    if stage is None or not form.is_valid():
+    if not form.is_valid():
         return HttpResponse("bad request", status=400)
     offset = form.cleaned_data.get("offset") or 0
     text, new_offset = read_log_from(stage, offset)
@@ -118,9 +117,7 @@ def stage_log(request: HttpRequest, run_id: int, stage_name: str) -> HttpRespons
 @require_GET
 def stage_log_raw(request: HttpRequest, run_id: int, stage_name: str) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
-    stage = run.stages.filter(name=stage_name).first()
-    if stage is None:
-        return HttpResponse("no such stage", status=404)
+    stage = get_stage_or_404(run, stage_name)
     response = StreamingHttpResponse(stream_log(stage), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'inline; filename="run-{run.pk}-{stage.name}.log"'
     response["X-Content-Type-Options"] = "nosniff"

@@ -16,8 +16,8 @@ from typing import TypedDict
 
 from django.urls import NoReverseMatch, reverse
 
-from migrator.lib.diff_models import Row
-from migrator.lib.sidebyside import compute_side_by_side
+from migrator.lib.diffview.models import Row
+from migrator.lib.diffview.sidebyside import compute_side_by_side
 from migrator.projects.causes import causes_from_data, user_include_dirs
 from migrator.projects.models import Run, Stage
 from migrator.projects.workspaces import workspace_for

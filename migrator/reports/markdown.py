@@ -18,6 +18,7 @@ from migrator.reports.jsondata import (
 from worker.wording import counted
 
 GITHUB_COMMENT_LIMIT = 65_536
+EXPORT_LIMIT = 50 * 1024 * 1024  # exports are whole; only PR comments are cut to the host's limit
 ICONS = {"passed": "✅", "partial": "🟡", "failed": "❌", "skipped": "⏭️", "cancelled": "⛔", "running": "⏳", "queued": "🕒",
          "not_applicable": "➖"}
 TRUNCATION_NOTE = "\n\n> ✂️ This report is longer than a comment allows; parts are left out. [Full report]({url})\n"
@@ -235,3 +236,8 @@ def render_markdown(report: JsonDict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     if not kept:
         text = parts[0][: max(0, budget)]
     return (text + note)[:limit]
+
+
+def export_markdown(report: JsonDict) -> str:
+    """The whole report as Markdown, for the report page and the downloads (not cut to a comment)."""
+    return render_markdown(report, limit=EXPORT_LIMIT)

@@ -11,9 +11,7 @@ from markdown_it import MarkdownIt
 
 from migrator.projects.access import get_run_or_404
 from migrator.reports.build import build_report
-from migrator.reports.markdown import render_markdown
-
-EXPORT_LIMIT = 50 * 1024 * 1024  # exports are whole; only PR comments are cut to the host's limit
+from migrator.reports.markdown import export_markdown
 
 
 def markdown_to_html(text: str) -> str:
@@ -27,7 +25,7 @@ def markdown_to_html(text: str) -> str:
 def run_report(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
     report = build_report(run)
-    body = mark_safe(markdown_to_html(render_markdown(report, limit=EXPORT_LIMIT)))  # sanitised just above
+    body = mark_safe(markdown_to_html(export_markdown(report)))  # sanitised just above
     posts = run.status_posts.all()
     return render(request, "reports/run.html", {"run": run, "report": report, "body": body, "posts": posts})
 
@@ -36,7 +34,7 @@ def run_report(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 def run_report_markdown(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
-    text = render_markdown(build_report(run), limit=EXPORT_LIMIT)
+    text = export_markdown(build_report(run))
     response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
     response["Content-Disposition"] = f'inline; filename="run-{run.pk}-report.md"'
     return response

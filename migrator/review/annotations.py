@@ -10,7 +10,7 @@ file line) come back as notes the page lists above the diff.
 """
 from __future__ import annotations
 
-from migrator.lib.diff_models import Annotation, Side
+from migrator.lib.diffview.models import Annotation, Side
 from migrator.projects.models import Run
 from migrator.review.stagedata import JsonDict, account_entries, as_int, build_fixes, diagnostics
 from migrator.review.tree import FilePair, ReviewTree

@@ -12,7 +12,7 @@ import hashlib
 
 from django.core.cache import cache
 
-from migrator.lib.sidebyside import FileDiff, diff_file
+from migrator.lib.diffview.sidebyside import FileDiff, diff_file
 from migrator.projects.models import Run
 from migrator.review.annotations import file_annotations
 from migrator.review.filelist import FileEntry, collect_files

@@ -10,17 +10,16 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
-from migrator.lib.highlight import pygments_css
-from migrator.lib.patch import build_patch_bytes, tree_changes, tree_patch_pairs, write_tree_archive
-from migrator.projects.access import get_run_or_404
-from migrator.review.tree import ReviewTree, review_tree
+from migrator.lib.diffview.highlight import pygments_css
+from migrator.lib.diffview.patch import build_patch_bytes
+from migrator.lib.diffview.tree import tree_changes, tree_patch_pairs, write_tree_archive
+from migrator.review.tree import ReviewTree, get_review_or_404
 
 CODE_SCOPE = ".diff-code"
 
 
 def _translated_tree_or_404(request: HttpRequest, run_id: int) -> tuple[int, ReviewTree]:
-    run = get_run_or_404(request.user, run_id)
-    tree = review_tree(run)
+    run, tree = get_review_or_404(request.user, run_id)
     if not tree.translated or not tree.source.is_dir():
         raise Http404("This run has no translated tree (the hipify stage did not run)")
     return run.pk, tree

@@ -1,6 +1,6 @@
 """The file list of a run's review: every file with its change counts and marks, filtered and grouped.
 
-Changed files come from `tree_changes` (migrator/lib/diff_tree.py), which reads both trees;
+Changed files come from `tree_changes` (migrator/lib/diffview/tree.py), which reads both trees;
 the rest of the original tree is listed as unchanged so the identifier and error filters
 can find files the translation left alone.
 """
@@ -12,7 +12,7 @@ from itertools import groupby
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from migrator.lib.diff_tree import tree_changes
+from migrator.lib.diffview.tree import tree_changes
 from migrator.projects.models import Run
 from migrator.review.stagedata import account_entries, as_int, build_fixes, diagnostic_counts
 from migrator.review.tree import SKIPPED_DIRS, ReviewTree

@@ -11,8 +11,8 @@ from urllib.parse import urlencode
 from django.core.cache import cache
 from django.urls import reverse
 
-from migrator.lib.diff_models import FoldRange, Row, UnifiedRow
-from migrator.lib.sidebyside import SideBySide
+from migrator.lib.diffview.models import FoldRange, Row, UnifiedRow
+from migrator.lib.diffview.sidebyside import SideBySide
 from migrator.projects.models import Run
 from migrator.review.diffcache import CACHE_SECONDS, diff_key
 from migrator.review.rowhtml import RowLinks, fold_row, more_row, split_rows, unified_rows

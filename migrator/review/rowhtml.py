@@ -4,7 +4,7 @@ A 200-row page through Django's template engine cost ~40 ms of CPU (every line n
 through number localisation, every cell through variable resolution), more than half of what
 highlighting the rows costs; these f-strings take ~2 ms. Safety is the same as autoescape:
 the library's `*_html` fields are already escaped (html.escape plus fixed Pygments classes,
-see migrator/lib/highlight.py), and everything else here (note texts, URLs) goes through
+see migrator/lib/diffview/highlight.py), and everything else here (note texts, URLs) goes through
 `html.escape`; numbers are ints.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 
-from migrator.lib.diff_models import Annotation, FoldRange, Row, UnifiedRow
+from migrator.lib.diffview.models import Annotation, FoldRange, Row, UnifiedRow
 
 # Notes sit inline under the line they explain (inside its code cell), so the code keeps the
 # width: two notes columns squeezed each side to about 45 characters at 1,400 px.

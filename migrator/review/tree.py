@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from django.db.models import prefetch_related_objects
+
+from migrator.projects.access import AnyUser, get_run_or_404
 from migrator.projects.models import Run
 from migrator.projects.workspaces import workspace_for
 from migrator.review.stagedata import hipify_data
@@ -67,6 +70,13 @@ def review_tree(run: Run) -> ReviewTree:
     renames = hipify_data(run).get("renames")
     clean = {str(k): str(v) for k, v in renames.items()} if isinstance(renames, dict) else {}
     return ReviewTree(workspace.source, workspace.hip, workspace.artifacts, clean)
+
+
+def get_review_or_404(user: AnyUser, run_id: int) -> tuple[Run, ReviewTree]:
+    """The run the user may see, with its stages loaded once (the review reads several), and its trees."""
+    run = get_run_or_404(user, run_id)
+    prefetch_related_objects([run], "stages")
+    return run, review_tree(run)
 
 
 def is_safe_relative(path: str) -> bool:

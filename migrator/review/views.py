@@ -8,27 +8,19 @@ rendered pages are cached (migrator/review/diffcache.py). Downloads live in down
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import prefetch_related_objects
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from migrator.lib.sidebyside import SideBySide
-from migrator.projects.access import get_run_or_404
+from migrator.lib.diffview.sidebyside import SideBySide
 from migrator.projects.models import Run
 from migrator.review.diffcache import file_diff, file_list
 from migrator.review.filelist import FILTER_CHOICES, filter_files, group_by_directory
 from migrator.review.forms import DiffViewForm, FileFilterForm, FoldForm
 from migrator.review.pages import CHUNK_ROWS, FIRST_PAGE_ROWS, diff_page, fold_rows, view_query
-from migrator.review.tree import FilePair, ReviewTree, review_tree
-
-
-def _review(request: HttpRequest, run_id: int) -> tuple[Run, ReviewTree]:
-    run = get_run_or_404(request.user, run_id)
-    prefetch_related_objects([run], "stages")
-    return run, review_tree(run)
+from migrator.review.tree import FilePair, ReviewTree, get_review_or_404
 
 
 def _pair_or_404(tree: ReviewTree, path: str) -> FilePair:
@@ -46,7 +38,7 @@ def _hipify_state(run: Run) -> str:
 @login_required
 @require_GET
 def run_files(request: HttpRequest, run_id: int) -> HttpResponse:
-    run, tree = _review(request, run_id)
+    run, tree = get_review_or_404(request.user, run_id)
     form = FileFilterForm(request.GET)
     which = form.which()
     entries = file_list(run, tree)
@@ -78,7 +70,7 @@ def _diff_context(run: Run, tree: ReviewTree, pair: FilePair, form: DiffViewForm
 @login_required
 @require_GET
 def file_view(request: HttpRequest, run_id: int, path: str) -> HttpResponse:
-    run, tree = _review(request, run_id)
+    run, tree = get_review_or_404(request.user, run_id)
     pair = _pair_or_404(tree, path)
     form = DiffViewForm(request.GET)
     if not form.is_valid():
@@ -112,7 +104,7 @@ def _shadowed(tree: ReviewTree, path: str, suffix: str) -> str | None:
 @require_GET
 def file_chunk(request: HttpRequest, run_id: int, path: str) -> HttpResponse:
     """The next rows of a diff (an htmx fragment that replaces the sentinel row)."""
-    run, tree = _review(request, run_id)
+    run, tree = get_review_or_404(request.user, run_id)
     shadowed = _shadowed(tree, path, "chunk")
     if shadowed is not None:
         return file_view(request, run_id, shadowed)
@@ -134,7 +126,7 @@ def file_chunk(request: HttpRequest, run_id: int, path: str) -> HttpResponse:
 @require_GET
 def file_fold(request: HttpRequest, run_id: int, path: str) -> HttpResponse:
     """The lines hidden by one fold (an htmx fragment that replaces the fold row)."""
-    run, tree = _review(request, run_id)
+    run, tree = get_review_or_404(request.user, run_id)
     shadowed = _shadowed(tree, path, "fold")
     if shadowed is not None:
         return file_view(request, run_id, shadowed)

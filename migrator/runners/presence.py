@@ -17,6 +17,7 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from migrator.projects.constants import ROCM_QUEUE
+from migrator.projects.queues import rocm_target_queue
 from migrator.runners.models import Runner
 from worker.runner.heartbeat import build_heartbeat
 from worker.toolchain.detect import detect_toolchain
@@ -53,7 +54,7 @@ def describe(profile: str, queues: list[str]) -> dict[str, Any]:
 def gpu_queues(info: dict[str, Any]) -> list[str]:
     """Extra queues for a ROCm runner: one per distinct GPU target."""
     archs = sorted({str(g.get("arch")) for g in info.get("gpus", []) if g.get("arch")})
-    return [f"{ROCM_QUEUE}.{arch}" for arch in archs]
+    return [rocm_target_queue(arch) for arch in archs]
 
 
 def register(name: str, profile: str, queues: list[str], info: dict[str, Any]) -> Runner:
@@ -82,9 +83,9 @@ def smoke_queue(offload_archs: tuple[str, ...]) -> str:
     wanted = [arch.split(":")[0] for arch in offload_archs]
     owned = {q for runner in online_runners("rocm") for q in runner.queues}
     for arch in wanted:
-        if f"{ROCM_QUEUE}.{arch}" in owned:
-            return f"{ROCM_QUEUE}.{arch}"
-    return f"{ROCM_QUEUE}.{wanted[0]}" if wanted else ROCM_QUEUE
+        if rocm_target_queue(arch) in owned:
+            return rocm_target_queue(arch)
+    return rocm_target_queue(wanted[0]) if wanted else ROCM_QUEUE
 
 
 class HeartbeatThread(threading.Thread):

@@ -8,7 +8,8 @@ from django.views.decorators.http import require_GET
 
 from migrator.projects.access import projects_for
 from migrator.projects.constants import StageState
-from migrator.projects.models import Stage, rocm_queues
+from migrator.projects.models import Stage
+from migrator.projects.queues import rocm_queues
 from migrator.runners.models import Runner
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from migrator.lib.sig_seed import NOTEBOOK_SLUGS
+from migrator.lib.signatures.seed import NOTEBOOK_SLUGS
 from migrator.notebook import actions
 from migrator.notebook.matching import match_stage
 from migrator.notebook.models import Entry, EntryRevision, StageMatch

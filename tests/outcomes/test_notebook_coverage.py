@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from migrator.lib.failure_lines import own_error_lines
-from migrator.lib.sig_seed import NOTEBOOK_SLUGS, REAL_FAILURE_SLUGS, SeedEntry, load_seed_entries
-from migrator.lib.signatures import Matcher, SignatureSpec, compile_signatures
+from migrator.lib.signatures.failure_lines import own_error_lines
+from migrator.lib.signatures.matcher import Matcher, SignatureSpec, compile_signatures
+from migrator.lib.signatures.seed import NOTEBOOK_SLUGS, REAL_FAILURE_SLUGS, SeedEntry, load_seed_entries
 from tests.outcomes.real_toolchain import run_in_root
 
 RT = "#include <hip/hip_runtime.h>\n"

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from migrator.lib import sig_seed
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.scanning.python_touchpoints import fix_touchpoints, scan_touchpoints
@@ -120,9 +119,3 @@ def test_scan_then_hipify_on_a_fine_tuning_project(project_tree, tmp_path: Path,
     rules = {fix["rule_id"] for fix in translated.data["build_fixes"]}
     assert {"llm-config.fp16-to-bf16", "python.torch-version-cuda"} <= rules
     assert "fp16: true" in (root / "source/examples/train_lora/llama3_lora_sft.yaml").read_text()  # source untouched
-
-
-def test_the_python_project_entries_are_loaded_with_the_seed() -> None:
-    slugs = [entry.slug for entry in sig_seed.load_seed_entries()]
-    assert set(sig_seed.PYTHON_PROJECT_SLUGS) <= set(slugs)
-    assert tuple(e.slug for e in sig_seed.load_seed_entries(sig_seed.PYTORCH_PATH)) == sig_seed.PYTHON_PROJECT_SLUGS

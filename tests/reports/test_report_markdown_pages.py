@@ -11,7 +11,7 @@ from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from migrator.reports.build import build_report, render_markdown
-from migrator.reports.markdown import GITHUB_COMMENT_LIMIT
+from migrator.reports.markdown import GITHUB_COMMENT_LIMIT, export_markdown
 from tests.conftest import VADD_CU, make_tar_gz
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +50,7 @@ def test_a_long_report_is_cut_to_the_comment_limit_with_a_link(finished_run: Run
     full = render_markdown(report, limit=10**9)
     short = render_markdown(report)
     assert len(full) > GITHUB_COMMENT_LIMIT
+    assert export_markdown(report) == full  # the report page and the downloads are never cut
     assert len(short) <= GITHUB_COMMENT_LIMIT
     assert f"[Full report](http://localhost:8000/runs/{finished_run.pk}/report)" in short
     assert short.startswith("## 🟡 Migrator: demo run #1 partial") and short.count("<details") == short.count("</details>")

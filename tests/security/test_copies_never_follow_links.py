@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from migrator.lib.diff_tree import archive_tree
+from migrator.lib.diffview.tree import archive_tree
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.workspaces import workspace_for

@@ -23,7 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from migrator.lib.treelinks import PATH_MAX, first_link_in_path, links_leaving, overlong_component, text_leaves, within
+from worker.sources.treelinks import (
+    PATH_MAX,
+    first_link_in_path,
+    links_leaving,
+    overlong_component,
+    text_leaves,
+    within,
+)
 
 COPY_BLOCK = 1024 * 1024
 

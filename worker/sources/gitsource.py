@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrator.lib.treelinks import links_leaving
+from worker.sources.treelinks import links_leaving
 
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$")
 _REF = re.compile(r"^[A-Za-z0-9._/@+-]{1,200}$")

@@ -1,4 +1,11 @@
-"""Validation of notebook signatures before they are stored or compiled."""
+"""Validation of notebook signatures before they are stored or compiled.
+
+Regex signatures are compiled with the `regex` package, case-insensitive (VERSION0 syntax, as
+`re`), and searched in the raw line; every search carries a timeout, and a pattern that
+backtracks catastrophically on adversarial strings is refused here, before it is stored. Text
+signatures must keep a specific word once normalised (see `normalise`), or they would match
+nearly every line.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,8 @@ from typing import Literal
 
 import regex
 
-from migrator.lib.sig_literals import required_regex_literals
-from migrator.lib.sig_normalise import invariant_fragments, normalise_text
+from migrator.lib.signatures.literals import required_regex_literals
+from migrator.lib.signatures.normalise import invariant_fragments, normalise_text
 
 SignatureKind = Literal["text", "regex"]
 SIGNATURE_KINDS: tuple[SignatureKind, ...] = ("text", "regex")

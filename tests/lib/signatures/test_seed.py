@@ -1,16 +1,19 @@
+"""The seed entries shipped with Migrator: loaded, validated, and each ranking first on its own failure."""
+
 from pathlib import Path
 
 import pytest
 
-from migrator.lib.sig_seed import (
+from migrator.lib.signatures.matcher import Matcher, SignatureSpec, compile_signatures
+from migrator.lib.signatures.seed import (
     NOTEBOOK_SLUGS,
     PYTHON_PROJECT_SLUGS,
+    PYTORCH_PATH,
     REAL_FAILURE_SLUGS,
     SeedEntry,
     SeedError,
     load_seed_entries,
 )
-from migrator.lib.signatures import Matcher, SignatureSpec, compile_signatures
 from worker.toolchain.roots import default_root
 from worker.toolchain.sandbox import Sandbox, SandboxLimits
 
@@ -237,3 +240,9 @@ def test_loader_rejects_unknown_slugs_and_stages(tmp_path: Path) -> None:
     bad.write_text(entry.format(slug="rccl-hang", stage="deploy"))
     with pytest.raises(SeedError, match="stages"):
         load_seed_entries(bad)
+
+
+def test_the_python_project_entries_are_loaded_with_the_seed() -> None:
+    slugs = [entry.slug for entry in load_seed_entries()]
+    assert set(PYTHON_PROJECT_SLUGS) <= set(slugs)
+    assert tuple(e.slug for e in load_seed_entries(PYTORCH_PATH)) == PYTHON_PROJECT_SLUGS

@@ -1,12 +1,12 @@
 """Side-by-side and unified diff of one file, computed once and rendered in chunks.
 
-`compute_side_by_side` aligns the lines (migrator/lib/diff_align.py, an anchored
+`compute_side_by_side` aligns the lines (migrator/lib/diffview/align.py, an anchored
 diff because plain SequenceMatcher is far too slow on repetitive 20,000-line
-files), folds unchanged stretches (migrator/lib/diff_fold.py) and keeps only
+files), folds unchanged stretches (migrator/lib/diffview/fold.py) and keeps only
 compact blocks plus the two texts, so a `SideBySide` pickles small and is cheap
 to cache. Nothing is highlighted up front: `chunk()` / `page()` and their
-unified twins lex only the lines their rows show (migrator/lib/highlight.py)
-and mark changed words inside replaced line pairs (migrator/lib/diff_words.py).
+unified twins lex only the lines their rows show (migrator/lib/diffview/highlight.py)
+and mark changed words inside replaced line pairs (migrator/lib/diffview/words.py).
 Pygments costs about 0.3 ms a shown line, so a 500-row page takes ~150 ms of
 CPU; a first page of 200 rows, or a diff `prerender()`ed in the background,
 stays well under that (bench/diff_bench.py).
@@ -22,9 +22,17 @@ import bisect
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from migrator.lib.diff_align import align_lines
-from migrator.lib.diff_fold import fold_blocks
-from migrator.lib.diff_models import (
+from migrator.lib.diffview.align import align_lines
+from migrator.lib.diffview.fold import fold_blocks
+from migrator.lib.diffview.highlight import (
+    LOOKBACK,
+    PrerenderedSide,
+    WindowHighlighter,
+    construct_lookback,
+    ends_in_clean_state,
+    split_lines,
+)
+from migrator.lib.diffview.models import (
     Annotation,
     Block,
     Chunk,
@@ -35,7 +43,7 @@ from migrator.lib.diff_models import (
     UnifiedRow,
     normalise_annotations,
 )
-from migrator.lib.diff_rows import (
+from migrator.lib.diffview.rows import (
     Skeleton,
     chunk_bounds,
     line_number,
@@ -44,15 +52,7 @@ from migrator.lib.diff_rows import (
     side_by_side_row,
     unified_row,
 )
-from migrator.lib.diff_words import render_word_diff
-from migrator.lib.highlight import (
-    LOOKBACK,
-    PrerenderedSide,
-    WindowHighlighter,
-    construct_lookback,
-    ends_in_clean_state,
-    split_lines,
-)
+from migrator.lib.diffview.words import render_word_diff
 
 CHUNK_SIZE = 500
 BINARY_SNIFF_BYTES = 8192

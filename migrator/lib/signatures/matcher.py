@@ -1,11 +1,15 @@
 """Fast matching of many notebook signatures against one build log.
 
-How: every signature gets up to two prefilter requirements (literals every matching line
-contains; see `sig_literals`). One Aho-Corasick pass over the lowercased log gives the
-candidate lines per signature (`sig_prefilter`); only those lines are confirmed: text
-signatures by a cheap piece check and then full normalisation, regexes by a search with a
-timeout. Regexes without a usable literal take a slow path over the whole log. A bad pattern
-is reported as skipped, never raised.
+How: `compile_signatures` gives every signature up to two prefilter requirements: literals that
+every matching line must contain (text: pieces of the normalised text that survive in the raw
+line; regex: literal runs found by walking the parsed pattern; see `literals`), chosen to be
+long and shared by few signatures. One Aho-Corasick pass over the lowercased log gives the
+candidate lines per signature (`prefilter`); only those lines are confirmed: text signatures by
+a cheap piece check and then full normalisation, regexes by a search with a timeout. Regexes
+without a usable literal take a slow path over the whole log, with a timeout. `time_budget_s`
+bounds the regex work of one call: a regex that times out, or that is reached after the budget
+is spent, is reported in `MatchResults.skipped`; a bad pattern is reported as skipped, never
+raised. bench/match_bench.py measures it all.
 """
 
 from __future__ import annotations
@@ -19,19 +23,19 @@ from typing import NamedTuple
 
 import regex
 
-from migrator.lib.sig_literals import (
+from migrator.lib.signatures.literals import (
     Requirement,
     choose_requirements,
     regex_requirements,
     text_requirements,
 )
-from migrator.lib.sig_normalise import (
+from migrator.lib.signatures.normalise import (
     normalise_text,
     quick_form,
     required_pieces,
 )
-from migrator.lib.sig_prefilter import MAX_REQUIREMENTS, Prefilter
-from migrator.lib.sig_validate import REGEX_FLAGS, SignatureError, compile_regex
+from migrator.lib.signatures.prefilter import MAX_REQUIREMENTS, Prefilter
+from migrator.lib.signatures.validate import REGEX_FLAGS, SignatureError, compile_regex
 
 MAX_LINES_PER_ENTRY = 20
 MAX_LINE_CHARS = 1000

@@ -1,8 +1,28 @@
 """Normalisation shared by plain-text signatures and the log lines they are matched against.
 
-See the docstring of `migrator.lib.signatures` for the rules. Both sides go through
-`normalise_text`, so a signature written from one machine's log matches another machine's log
-even when paths, line numbers and library versions differ.
+A notebook entry has one or more signatures, each of kind "text" or "regex"; both match within a
+single log line. Plain text is compared after `normalise_text` has been applied to both the
+signature and the log line, so a signature written from one machine's log matches another
+machine's log even when paths, line numbers and library versions differ:
+
+1. lowercase;
+2. quotes ' " ` ‘ ’ “ ” ´ all become ';
+3. directory prefixes are dropped, keeping the last path component:
+   "/usr/bin/ld:" -> "ld:", "src/a/b.cu:3:10:" -> "b.cu:3:10:"; a -I or -L flag in front
+   of a path stays as its own word ("-I/usr/local/cuda/include" -> "-i include");
+4. every number, dotted versions included, becomes one placeholder character (U+E000):
+   "foo.cu:12:3:" and "foo.cu:99:1:" compare equal, so do "libcudart.so.11.0" and
+   "libcudart.so.12", and so do "+cu118" and "+cu121" (digits inside words count too;
+   "gfx90a" and "gfx942" still differ by the trailing "a");
+5. runs of whitespace become one space; leading and trailing whitespace go.
+
+The text signature matches a line when its normalised form is a substring of the line's
+normalised form. So "cannot find -lcublas" matches
+"/usr/bin/ld: cannot find -lcublas: No such file or directory", and
+"fatal error: 'cuda_runtime.h' file not found" matches
+"src/a/b.cu:3:10: fatal error: \"cuda_runtime.h\" file not found".
+Because numbers and directories are ignored, write the words that identify the error; to
+pin a path or a version, use a regex.
 """
 
 from __future__ import annotations

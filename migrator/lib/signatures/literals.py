@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import cast
 
-from migrator.lib.sig_normalise import QUOTE_CHARS
+from migrator.lib.signatures.normalise import QUOTE_CHARS
 
 Requirement = list[str]
 ParsedItem = tuple[object, object]

@@ -1,6 +1,6 @@
 """Aho-Corasick prefilter: which lines may match which signature.
 
-Each signature brings up to MAX_REQUIREMENTS requirements (see `sig_literals`); a requirement
+Each signature brings up to MAX_REQUIREMENTS requirements (see `literals`); a requirement
 is a list of literals of which at least one occurs in every matching line. One pass of the
 automaton over the lowercased log records, per literal, the lines it occurs in; a signature's
 candidate lines are the intersection, over its requirements, of the union of its literals'
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import ahocorasick
 
-from migrator.lib.sig_literals import Requirement
+from migrator.lib.signatures.literals import Requirement
 
 MAX_REQUIREMENTS = 2
 

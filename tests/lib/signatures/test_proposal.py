@@ -1,11 +1,10 @@
+"""Signatures proposed from a failing log line, valid and matching the same failure elsewhere."""
+
 import pytest
 
-from migrator.lib.signatures import (
-    SignatureSpec,
-    compile_signatures,
-    signature_from_log_line,
-    validate_signature,
-)
+from migrator.lib.signatures.matcher import SignatureSpec, compile_signatures
+from migrator.lib.signatures.proposal import signature_from_log_line
+from migrator.lib.signatures.validate import validate_signature
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Downloads of a run's translation: a git-format patch and a .tar.gz of the translated tree.
+"""The download of a run's whole translation as a git-format patch that `git apply` accepts.
 
 `build_patch` writes what `git diff` would: `diff --git` headers, full blob ids
 on `index` lines (git apply needs them for binary patches), `/dev/null` for
@@ -6,9 +6,9 @@ added and deleted files, `rename from/to` for renames, 3 lines of context,
 "\\ No newline at end of file" markers, and `GIT binary patch` literals for
 binary files. Lines end only at "\\n", as in git, so CRLF files keep their "\\r"
 inside the lines and apply byte for byte. Line alignment comes from
-migrator/lib/diff_align.py (anchored diff; difflib alone is too slow on large,
-repetitive files). Tree walking and archives live in migrator/lib/diff_tree.py
-and are re-exported here.
+migrator/lib/diffview/align.py (anchored diff; difflib alone is too slow on large,
+repetitive files). Which files changed, and the pairs to patch, come from
+migrator/lib/diffview/tree.py.
 """
 
 from __future__ import annotations
@@ -18,27 +18,8 @@ import hashlib
 import zlib
 from collections.abc import Iterable, Sequence
 
-from migrator.lib.diff_align import Opcode, align_lines
-from migrator.lib.diff_tree import (
-    FileChange,
-    archive_tree,
-    split_patch_lines,
-    tree_changes,
-    tree_patch_pairs,
-    write_tree_archive,
-)
-
-__all__ = [
-    "FileChange",
-    "PatchPair",
-    "archive_tree",
-    "build_patch",
-    "build_patch_bytes",
-    "split_patch_lines",
-    "tree_changes",
-    "tree_patch_pairs",
-    "write_tree_archive",
-]
+from migrator.lib.diffview.align import Opcode, align_lines
+from migrator.lib.diffview.tree import split_patch_lines
 
 # (path, old bytes or None if added, new bytes or None if deleted, new path if renamed else None)
 PatchPair = tuple[str, bytes | None, bytes | None, str | None]

@@ -15,7 +15,7 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from migrator.lib.highlight import Piece, render_pieces
+from migrator.lib.diffview.highlight import Piece, render_pieces
 
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 # Beyond this many pieces per line the word diff is skipped (generated code, data).

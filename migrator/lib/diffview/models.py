@@ -1,7 +1,7 @@
 """Plain, picklable payloads of the diff view (no Django, no HTML parsing).
 
 `*_html` fields hold HTML built only from `html.escape`d text and fixed
-`<span class=...>` markup (see migrator/lib/highlight.py), so templates may
+`<span class=...>` markup (see migrator/lib/diffview/highlight.py), so templates may
 mark them safe. Annotation messages are plain text: let the template escape them.
 """
 

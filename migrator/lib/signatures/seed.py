@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from migrator.lib.sig_validate import SignatureError, validate_signature
+from migrator.lib.signatures.validate import SignatureError, validate_signature
 
-SEED_DIR = Path(__file__).resolve().parent.parent / "notebook_seed"
+SEED_DIR = Path(__file__).resolve().parents[2] / "notebook_seed"
 SEED_PATH = SEED_DIR / "entries.yaml"
 # Entries for failures real code produced with the ROCm 6.4 toolchain (issue 15).
 REAL_FAILURES_PATH = SEED_DIR / "real_failures.yaml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from migrator.lib.diff_models import Block, RowKind
+from migrator.lib.diffview.models import Block, RowKind
 
 # (row kind, 0-based left line or None, 0-based right line or None, block index)
 Skeleton = tuple[RowKind, int | None, int | None, int]

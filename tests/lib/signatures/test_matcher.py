@@ -1,6 +1,7 @@
-from migrator.lib.sig_literals import required_regex_literals
-from migrator.lib.sig_normalise import normalise_text
-from migrator.lib.signatures import SignatureSpec, compile_signatures
+"""Matching many signatures against a log: text and regex semantics, ranking, caps, timeouts."""
+
+from migrator.lib.signatures.literals import required_regex_literals
+from migrator.lib.signatures.matcher import SignatureSpec, compile_signatures
 
 LINK_LOG = (
     "[ 98%] Linking HIP executable app\n"
@@ -45,15 +46,6 @@ def test_text_signature_is_case_and_whitespace_insensitive() -> None:
 def test_text_signature_does_not_match_a_different_library() -> None:
     specs = [SignatureSpec(1, 1, "text", "cannot find -lcublas")]
     assert _matched_entries(specs, "/usr/bin/ld: cannot find -lcudnn") == []
-
-
-def test_normalisation_reduces_paths_to_basenames_and_numbers_to_a_placeholder() -> (
-    None
-):
-    assert normalise_text("/x/y/foo.cu:12:3: Error") == normalise_text(
-        "foo.cu:99:1:   error"
-    )
-    assert normalise_text("-I/usr/local/cuda/include") == "-i include"
 
 
 def test_regex_signature_is_case_insensitive_and_reports_line_numbers() -> None:
@@ -131,17 +123,6 @@ def test_an_invalid_stored_regex_is_skipped_not_raised() -> None:
         result = matcher.match(LINK_LOG)
         assert [m.entry_id for m in result] == [2]
         assert [s.signature_id for s in result.skipped] == [1]
-
-
-def test_required_literals_of_a_regex_come_from_every_alternative() -> None:
-    assert required_regex_literals(r"hipErrorNoDevice|no ROCm-capable device") == [
-        "hiperrornodevice",
-        "no rocm-capable device",
-    ]
-    # Python's parser factors the common prefix "cu" out of the alternation.
-    assert required_regex_literals(r"cannot find -l(?:cublas|cudnn)\b") == [
-        "cannot find -lcu"
-    ]
 
 
 def test_match_lines_matches_a_list_of_lines() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from migrator.lib.diff_align import Opcode
-from migrator.lib.diff_models import Block
+from migrator.lib.diffview.align import Opcode
+from migrator.lib.diffview.models import Block
 
 # A hidden stretch of one line is shown instead: its fold row would take the same space.
 MIN_FOLD = 2

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from migrator.lib.diff_align import align_lines
-from migrator.lib.treelinks import link_leaves
+from migrator.lib.diffview.align import align_lines
+from worker.sources.treelinks import link_leaves
 
 ChangeStatus = Literal["modified", "added", "removed", "renamed"]
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})

@@ -1,6 +1,8 @@
+"""Signatures refused before they are stored, each with a message meant for the user."""
+
 import pytest
 
-from migrator.lib.signatures import SignatureError, validate_signature
+from migrator.lib.signatures.validate import SignatureError, validate_signature
 
 
 @pytest.mark.parametrize(
