@@ -20,7 +20,8 @@ from pathlib import Path
 from translator import TranslateOptions, TreeAccount, translate_tree
 from translator.account import FileAccount
 from translator.external import ENGINES, engine_command, parse_statistics
-from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, is_excluded, walk
+from translator.globs import is_excluded
+from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, walk
 from worker.context import StageContext, StageResult
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix

@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
+from translator.globs import is_excluded
 from translator.torch_hipify import ENGINE_NAME, SOURCE_SUFFIXES, hipify_extension, unavailable_reason
-from translator.tree import is_excluded
 from worker.context import StageContext
 from worker.stages.applicability import project_kind
 
