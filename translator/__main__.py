@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from translator import rulecache
@@ -106,7 +107,7 @@ def _tree(args: argparse.Namespace, options: TranslateOptions) -> int:
     return 0
 
 
-def _report(args: argparse.Namespace, account: dict[str, object]) -> None:
+def _report(args: argparse.Namespace, account: Mapping[str, object]) -> None:
     if args.account:
         args.account.write_text(json.dumps(account, indent=1))
     if args.print_stats:
