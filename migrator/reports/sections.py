@@ -1,4 +1,4 @@
-"""Report sections drawn from each stage's stored data (see worker/stages/*.py for the keys).
+"""Report sections drawn from each stage's stored data (the keys are typed in worker/payloads.py).
 
 Every reader tolerates missing keys: a stage may be skipped, unavailable here, or older than
 the key. A section is None when its stage left nothing to report.
