@@ -10,11 +10,13 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from translator import rulecache
+from translator.globs import DEFAULT_EXCLUDES, GlobError, check_glob
 from translator.hipify_compat import FLAG_NAMES, normalize_argv, parse_flags, to_options
-from translator.options import DEFAULT_EXCLUDES, TranslateOptions
+from translator.options import TranslateOptions
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -26,7 +28,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--launch-style", choices=("chevron", "ggl"), default=None)
     parser.add_argument("--roc-libraries", action="store_true", help="same as --roc")
     parser.add_argument("--rename-cu-to-hip", action="store_true")
-    parser.add_argument("--exclude", action="append", default=None, help="glob to copy untouched (repeatable)")
+    parser.add_argument("--exclude", action="append", default=None, type=_exclude_glob,
+                        help="glob to copy untouched, with .gitignore rules (repeatable)")
     parser.add_argument("--target-hip-version", default="", help="HIP version to translate for (default 6.4)")
     parser.add_argument("--declared-names", type=Path, help="identifiers the target toolchain declares, one a line")
     parser.add_argument("--keep-strings", action="store_true", help="leave string literals untouched")
@@ -36,6 +39,14 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     for name in FLAG_NAMES:
         parser.add_argument(f"--{name}", action="store_true", help="as hipify-clang")
     return parser.parse_args(ours), clang
+
+
+def _exclude_glob(text: str) -> str:
+    try:
+        check_glob(text)
+    except GlobError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return text
 
 
 def build_options(args: argparse.Namespace, clang: list[str]) -> TranslateOptions:
@@ -96,7 +107,7 @@ def _tree(args: argparse.Namespace, options: TranslateOptions) -> int:
     return 0
 
 
-def _report(args: argparse.Namespace, account: dict[str, object]) -> None:
+def _report(args: argparse.Namespace, account: Mapping[str, object]) -> None:
     if args.account:
         args.account.write_text(json.dumps(account, indent=1))
     if args.print_stats:

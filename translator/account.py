@@ -13,6 +13,33 @@ class Finding(TypedDict):
     reason: str  # unsupported, newer-than-target, removed-in-hip, not-in-hipify-tables / deprecated, removed
 
 
+class AccountTotals(TypedDict):
+    """A tree's totals, as the account JSON and the hipify stage's data carry them."""
+
+    files: int
+    by_status: dict[str, int]  # translated, unchanged, copied, skipped, failed -> files
+    changed: int
+    converted: dict[str, int]  # family -> references converted
+    converted_total: int
+    unconverted_total: int
+    unconverted_names: dict[str, int]  # most frequent first
+    deprecated_total: int
+    cuda_like_total: int
+    warnings_total: int
+
+
+class TreeAccountData(TypedDict):
+    """``TreeAccount.to_dict()``: the account JSON, and the base of the hipify stage's data."""
+
+    source: str
+    destination: str
+    engine: str
+    totals: AccountTotals
+    renames: dict[str, str]  # original -> translated path
+    warnings: list[str]
+    files: list[dict[str, object]]  # ``FileAccount.to_dict()`` entries
+
+
 @dataclass
 class FileAccount:
     path: str = ""
@@ -59,34 +86,34 @@ class TreeAccount:
     renames: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
-    def totals(self) -> dict[str, object]:
+    def totals(self) -> AccountTotals:
         converted: Counter[str] = Counter()
         statuses: Counter[str] = Counter()
         for item in self.files:
             converted.update(item.converted)
             statuses[item.status] += 1
         unconverted = Counter(f["name"] for item in self.files for f in item.unconverted)
-        return {
-            "files": len(self.files),
-            "by_status": dict(sorted(statuses.items())),
-            "changed": sum(1 for f in self.files if f.changed),
-            "converted": dict(sorted(converted.items())),
-            "converted_total": sum(converted.values()),
-            "unconverted_total": sum(unconverted.values()),
-            "unconverted_names": dict(unconverted.most_common()),
-            "deprecated_total": sum(len(f.deprecated) for f in self.files),
-            "cuda_like_total": sum(len(f.cuda_like) for f in self.files),
-            "warnings_total": sum(len(f.warnings) for f in self.files) + len(self.warnings),
-        }
+        return AccountTotals(
+            files=len(self.files),
+            by_status=dict(sorted(statuses.items())),
+            changed=sum(1 for f in self.files if f.changed),
+            converted=dict(sorted(converted.items())),
+            converted_total=sum(converted.values()),
+            unconverted_total=sum(unconverted.values()),
+            unconverted_names=dict(unconverted.most_common()),
+            deprecated_total=sum(len(f.deprecated) for f in self.files),
+            cuda_like_total=sum(len(f.cuda_like) for f in self.files),
+            warnings_total=sum(len(f.warnings) for f in self.files) + len(self.warnings),
+        )
 
-    def to_dict(self, max_findings: int | None = None, only_interesting: bool = False) -> dict[str, object]:
+    def to_dict(self, max_findings: int | None = None, only_interesting: bool = False) -> TreeAccountData:
         files = [f for f in self.files if not only_interesting or _interesting(f)]
-        return {
-            "source": self.source,
-            "destination": self.destination,
-            "engine": self.engine,
-            "totals": self.totals(),
-            "renames": dict(self.renames),
-            "warnings": list(self.warnings),
-            "files": [f.to_dict(max_findings) for f in files],
-        }
+        return TreeAccountData(
+            source=self.source,
+            destination=self.destination,
+            engine=self.engine,
+            totals=self.totals(),
+            renames=dict(self.renames),
+            warnings=list(self.warnings),
+            files=[f.to_dict(max_findings) for f in files],
+        )

@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-DEFAULT_EXCLUDES = ("third_party/**", "thirdparty/**", "external/**", "vendor/**", "**/.git/**")
+from translator.globs import DEFAULT_EXCLUDES
+
 DEFAULT_HIP_VERSION = "6.4"  # the toolchain root's HIP; a run passes its own
 
 
@@ -30,6 +31,7 @@ class TranslateOptions:
         (``struct _hipGraphicsResource``; ``struct hipGraphicsResource``, as hipify-clang writes it, does not compile).
     skip_excluded_blocks: leave ``#if`` branches that are not taken untouched (``defines`` are set).
     keep_names: CUDA names the project defines itself; they are left alone in this file.
+    exclude_globs: files copied untouched, with ``.gitignore`` rules (``translator/globs.py``).
     """
 
     launch_style: Literal["chevron", "ggl"] = "chevron"

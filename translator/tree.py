@@ -7,13 +7,13 @@ globs, is copied byte for byte. Files that are not UTF-8 are translated on their
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
+from translator.globs import is_excluded
 from translator.includegraph import IncludeGraph, included_names
 from translator.localdefs import defined_names
 from translator.options import TranslateOptions
@@ -24,15 +24,6 @@ CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
 CXX_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".tpp"})
 Progress = Callable[[int, int], None]
 Log = Callable[[str], None]
-
-
-def is_excluded(relative: str, globs: tuple[str, ...]) -> bool:
-    for pattern in globs:
-        if fnmatch.fnmatchcase(relative, pattern):
-            return True
-        if pattern.startswith("**/") and fnmatch.fnmatchcase(relative, pattern[3:]):
-            return True
-    return False
 
 
 def walk(src: Path) -> list[Path]:

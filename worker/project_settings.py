@@ -12,6 +12,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from translator.globs import DEFAULT_EXCLUDES, GlobError, check_glob
 from worker.runner.preset_train import PresetError
 from worker.runner.presets import preset_from_dict
 
@@ -58,7 +59,7 @@ class ProjectSettings:
     launch_style: LaunchStyle = "chevron"
     roc_libraries: bool = False
     rename_cu_to_hip: bool = False
-    exclude_globs: tuple[str, ...] = ("third_party/**", "thirdparty/**", "external/**", "vendor/**", "**/.git/**")
+    exclude_globs: tuple[str, ...] = DEFAULT_EXCLUDES  # .gitignore rules, see translator/globs.py
     target_hip_version: str = ""  # empty: the chosen toolchain's HIP version
     disabled_fix_rules: tuple[str, ...] = ()
     # compile / link
@@ -127,6 +128,11 @@ class ProjectSettings:
         if self.cxx_std and not re.match(r"^(c|gnu)\+\+(11|14|17|20|23)$", self.cxx_std):
             raise SettingsError(f"cxx_std: {self.cxx_std!r} is not a C++ dialect such as c++17")
         check_source_subdir(self.source_subdir)
+        for glob in self.exclude_globs:
+            try:
+                check_glob(glob)
+            except GlobError as exc:
+                raise SettingsError(f"exclude_globs: {exc}") from exc
         for flag in (*self.extra_flags, *self.defines, *self.include_dirs, *self.link_libraries):
             if "\0" in flag or "\n" in flag:
                 raise SettingsError(f"flags and paths may not hold NUL or newline characters: {flag!r}")

@@ -22,7 +22,6 @@ from migrator.projects.constants import StageState
 from migrator.projects.models import LogChunk, Stage
 
 MAX_MATCHES = 10
-DIAGNOSTIC_KEYS = ("diagnostics", "problems", "undefined_references", "missing_libraries", "link_problems")
 _cache_lock = threading.Lock()
 _cache: dict[str, Any] = {"fingerprint": None, "matcher": None, "generation": None, "checked": 0.0}
 GENERATION_KEY = "notebook:generation"
@@ -69,14 +68,19 @@ def current_matcher() -> Matcher:
         return _compiled["matcher"]  # type: ignore[no-any-return]
 
 
+def structured_problems(data: dict[str, Any]) -> list[list[Any]]:
+    """Where the stages keep structured problems (worker/payloads.py): compile's ``diagnostics``, link's
+    ``problems``, and the link problems of a project's own build, which compile keeps in ``project_build``."""
+    build = data.get("project_build")
+    nested = build.get("link_problems") if isinstance(build, dict) else None
+    return [items for items in (data.get("diagnostics"), data.get("problems"), nested) if isinstance(items, list)]
+
+
 def diagnostic_lines(data: dict[str, Any], errors_only: bool = False) -> list[str]:
     """Structured problems of a stage as log-like lines (file:line:col: severity: message);
     ``errors_only`` leaves out warnings and notes."""
     lines: list[str] = []
-    for key in DIAGNOSTIC_KEYS:
-        items = data.get(key)
-        if not isinstance(items, list):
-            continue
+    for items in structured_problems(data):
         for item in items[:5000]:
             if errors_only and isinstance(item, dict) and item.get("severity") not in (None, "", "error", "fatal"):
                 continue
@@ -107,8 +111,8 @@ def worth_matching(stage: Stage) -> bool:
     if stage.state != StageState.PASSED:
         return False
     data = stage.data or {}
-    totals = data.get("totals")
-    unconverted = totals.get("unconverted_total") or totals.get("unconverted") if isinstance(totals, dict) else 0
+    totals = data.get("totals")  # hipify's AccountTotals
+    unconverted = totals.get("unconverted_total") if isinstance(totals, dict) else 0
     return bool(data.get("diagnostics")) or bool(unconverted)
 
 

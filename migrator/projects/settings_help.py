@@ -16,7 +16,10 @@ HELP: dict[str, str] = {
     "launch_style": "How kernel launches are written: kept as <<<grid, block>>> (chevron) or hipLaunchKernelGGL (ggl).",
     "roc_libraries": "Translate library calls to the roc* libraries (rocBLAS, rocFFT...) instead of the hip* wrappers.",
     "rename_cu_to_hip": "Rename translated .cu files to .hip (build files are updated to match).",
-    "exclude_globs": "Paths left untranslated and uncompiled, one glob per line (vendored code, third-party trees).",
+    "exclude_globs": ("Paths every stage leaves alone (scanned, translated and compiled by none), one glob per line, "
+                      "with .gitignore rules: a pattern without / matches a file or folder name at any depth (*.cu, "
+                      "build/); one with / matches from the tree's root (third_party/**, src/*.cu); ** spans "
+                      "folders (**/.git/**); a trailing / means folders only; no ! to take a path back."),
     "target_hip_version": "The HIP version the translation writes for, e.g. 6.4; empty: the installed one.",
     "disabled_fix_rules": "Build-file fix rules not to apply, by rule id (one per line).",
     "toolchain": "The ROCm toolchain root to build and run with, by name (e.g. rocm-6.4); empty: the newest installed.",

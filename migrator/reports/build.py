@@ -94,7 +94,7 @@ def _core(run: Run) -> JsonDict:
         ],
         "translation": translation_section(data.get("hipify", {})),
         "findings": findings_section(data.get("scan", {})),
-        "build_fixes": build_fixes_section(data.get("hipify", {}), data.get("scan", {})),
+        "build_fixes": build_fixes_section(data.get("hipify", {})),
         "compile": compile_section(data.get("compile", {})),
         "link": link_section(data.get("link", {})),
         "smoke": smoke_section(data.get("smoke", {})),

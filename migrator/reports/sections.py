@@ -1,4 +1,4 @@
-"""Report sections drawn from each stage's stored data (see worker/stages/*.py for the keys).
+"""Report sections drawn from each stage's stored data (the keys are typed in worker/payloads.py).
 
 Every reader tolerates missing keys: a stage may be skipped, unavailable here, or older than
 the key. A section is None when its stage left nothing to report.
@@ -120,19 +120,14 @@ def findings_section(scan: JsonDict) -> JsonDict | None:
     }
 
 
-def build_fixes_section(*stage_data: JsonDict) -> list[JsonDict]:
-    """Applied build-file fixes (rule, file, line, before, after), wherever a stage recorded them."""
-    for data in stage_data:
-        for key in ("applied_fixes", "build_fixes", "fixes"):
-            fixes = as_dicts(data.get(key))
-            if fixes:
-                return [
-                    {"rule_id": as_str(f.get("rule_id"), 100), "file": as_str(f.get("file"), 300),
-                     "line": as_int(f.get("line")), "before": as_str(f.get("before"), 300),
-                     "after": as_str(f.get("after"), 300)}
-                    for f in fixes
-                ]
-    return []
+def build_fixes_section(hipify: JsonDict) -> list[JsonDict]:
+    """The fixes the hipify stage applied to the translated tree (its ``build_fixes``: build files and,
+    for PyTorch projects, Python and configuration files); no other stage applies any."""
+    return [
+        {"rule_id": as_str(f.get("rule_id"), 100), "file": as_str(f.get("file"), 300),
+         "line": as_int(f.get("line")), "before": as_str(f.get("before"), 300), "after": as_str(f.get("after"), 300)}
+        for f in as_dicts(hipify.get("build_fixes"))
+    ]
 
 
 def _diagnostic_row(item: JsonDict) -> JsonDict:

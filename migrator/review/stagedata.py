@@ -1,6 +1,6 @@
 """Defensive readers of the stage data the review needs (a stage may have been skipped or failed).
 
-Keys, as the stages write them:
+Keys, as the stages write them (typed in worker/payloads.py):
 - hipify (worker/stages/hipify.py, translator/account.py): ``renames`` {original: translated},
   ``files`` [{path, unconverted: [{name, line, column, reason}], unconverted_total, deprecated, ...}]
   (at most 20 findings a file; the whole account is JSON at ``artifacts/<account_artifact>``),

@@ -50,11 +50,12 @@ def test_the_form_shows_each_field_with_help(alice_client: Client, project: Proj
 def test_bad_fields_each_get_their_own_message(alice_client: Client, project: Project) -> None:
     url = reverse("projects:settings", args=[project.pk])
     answer = alice_client.post(url, form_data({"offload_archs": "sm_80", "cxx_std": "c++99", "compile_timeout_s": "0",
-                                               "smoke_checks": "[{"}))
+                                               "smoke_checks": "[{", "exclude_globs": "vendor/**\n!vendor/keep.cu"}))
     page = answer.content.decode()
     assert answer.status_code == 200
     for name, message in (("offload_archs", "not an AMD GPU target"), ("cxx_std", "not a C++ dialect"),
-                          ("compile_timeout_s", "must be between 1 and"), ("smoke_checks", "not valid JSON")):
+                          ("compile_timeout_s", "must be between 1 and"), ("smoke_checks", "not valid JSON"),
+                          ("exclude_globs", "cannot take a path back in")):
         block = page[page.index(f'id="setting-{name}"'):].split('<p class="help')[0]
         assert "field-errors" in block and message in block, name
     project.refresh_from_db()

@@ -42,6 +42,9 @@ def test_it_reports_the_scan_and_translation_of_a_real_run(only_stages, project:
     assert translation["unconverted_total"] == sum(translation["unconverted_by_family"].values())
     findings = report["findings"]
     assert findings["total"] >= 1 and any(f["file"] == "CMakeLists.txt" for f in findings["top"])
+    hipify = run.stages.get(name="hipify").data
+    assert hipify["build_fixes"] and report["build_fixes"] == [  # what hipify fixed in the translated copy
+        {key: fix[key] for key in ("rule_id", "file", "line", "before", "after")} for fix in hipify["build_fixes"]]
     assert report["comparison"] is None and report["notebook_matches"] == []
     json.dumps(report)  # the JSON export must serialise as is
     markdown = render_markdown(report)

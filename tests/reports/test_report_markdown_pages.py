@@ -33,7 +33,7 @@ def _flood(run: Run) -> None:
     run.stages.filter(name="hipify").update(data={
         "totals": {"files": 1, "unconverted_total": 40, "unconverted_names": {u["name"]: 1 for u in unconverted}},
         "files": [{"path": f"dir/{long}/f{i}.cu", "unconverted": unconverted} for i in range(10)],
-        "applied_fixes": [{"rule_id": "cmake.x", "file": long, "line": i, "before": long, "after": long} for i in range(60)],
+        "build_fixes": [{"rule_id": "cmake.x", "file": long, "line": i, "before": long, "after": long} for i in range(60)],
     })
     run.stages.filter(name="compile").update(data={
         "diagnostics": [{"severity": "error", "file": f"{long}{i}.cu", "line": i, "message": long} for i in range(100)],

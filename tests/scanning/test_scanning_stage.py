@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 from worker.context import StageContext, Workspace
+from worker.payloads import ScanData, ScanFindingData
 from worker.project_settings import ProjectSettings
 from worker.stages import scan
 
@@ -42,6 +44,8 @@ def test_the_stage_passes_with_inventory_findings_and_readiness(tmp_path: Path) 
     assert data["readiness"]["translatable"] == 2 and data["readiness"]["engine_available"] is True
     assert "4 errors" in result.summary and "(3 fixable)" in result.summary
     assert all(line.endswith("\n") for line in logs)
+    assert set(data) <= set(typing.get_type_hints(ScanData))  # every key it stores is typed in worker/payloads.py
+    assert set(data["findings"][0]) == set(typing.get_type_hints(ScanFindingData))
 
 
 def test_the_stage_writes_full_findings_to_the_artifact(tmp_path: Path) -> None:

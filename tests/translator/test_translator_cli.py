@@ -79,6 +79,19 @@ def test_a_tree_is_translated_with_declared_names(tmp_path: Path) -> None:
     assert "hipMalloc(&x, 4);" in text and "hipblasHandle_t h;" in text
 
 
+def test_exclude_globs_follow_gitignore_rules_and_a_bad_one_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "src" / "gen").mkdir(parents=True)
+    (tmp_path / "src" / "a.cu").write_text(SOURCE)
+    (tmp_path / "src" / "gen" / "b.cu").write_text(SOURCE)
+    assert main([str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--exclude", "gen/"]) == 0
+    assert "hipMalloc" in (tmp_path / "out" / "a.cu").read_text()
+    assert (tmp_path / "out" / "gen" / "b.cu").read_text() == SOURCE
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "src"), "-o", str(tmp_path / "out2"), "--exclude", "!gen/b.cu"])
+    assert "cannot take a path back in" in capsys.readouterr().err
+
+
 def test_the_command_line_keeps_rule_tables_on_disk(tmp_path: Path) -> None:
     from translator import rulecache
     from translator.mapping import load_default

@@ -7,7 +7,6 @@ else ``-arch=native``. Standard library only: this module also runs on bare GPU 
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import shutil
@@ -16,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from translator.globs import is_excluded
 from translator.tree import link_stays_inside
 from worker.project_settings import ProjectSettings
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
@@ -64,7 +64,7 @@ def find_translation_units(source_tree: Path, exclude_globs: tuple[str, ...]) ->
             continue
         if path.is_symlink() and not link_stays_inside(path, source_tree):
             continue  # never compile what a link outside the tree points at
-        if any(fnmatch.fnmatch(relative, glob) for glob in exclude_globs):
+        if is_excluded(relative, exclude_globs):
             continue
         units.append(path.relative_to(source_tree))
     return units

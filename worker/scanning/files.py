@@ -1,12 +1,12 @@
-"""Walking a source tree: exclusion globs, size cap, language and build-file kinds."""
+"""Walking a source tree: exclusion globs (``translator/globs.py``), size cap, language and build-file kinds."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+
+from translator.globs import is_excluded, is_excluded_dir
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 
@@ -84,33 +84,6 @@ def build_kind(rel: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=64)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
-    index = 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(pattern[index]))
-            index += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def is_excluded(rel: str, globs: Iterable[str]) -> bool:
-    return any(_glob_regex(glob).match(rel) for glob in globs)
-
-
 def walk_tree(tree: Path, exclude_globs: Iterable[str]) -> Iterator[TreeFile]:
     """Regular files under ``tree`` (sorted, symlinks not followed), minus excluded ones."""
     globs = tuple(exclude_globs)
@@ -118,7 +91,7 @@ def walk_tree(tree: Path, exclude_globs: Iterable[str]) -> Iterator[TreeFile]:
         base = Path(dirpath)
         rel_dir = base.relative_to(tree).as_posix()
         prefix = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = sorted(d for d in dirnames if not is_excluded(f"{prefix}{d}/", globs))
+        dirnames[:] = sorted(d for d in dirnames if not is_excluded_dir(prefix + d, globs))
         for name in sorted(filenames):
             path = base / name
             rel = prefix + name

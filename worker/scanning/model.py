@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from worker.payloads import FixData
+
 DEFAULT_OFFLOAD_ARCHS = ("gfx90a",)
 
 Severity = Literal["error", "warning", "info"]
@@ -70,8 +72,8 @@ class AppliedFix:
     before: str  # the whole line before the fix
     after: str  # the whole line after the fix
 
-    def to_dict(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
+    def to_dict(self) -> FixData:
+        return FixData(rule_id=self.rule_id, file=self.file, line=self.line, before=self.before, after=self.after)
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from worker.payloads import ProjectKindData
 from worker.scanning.files import MAX_FILE_BYTES, TreeFile, read_text, walk_tree
 
 ProjectKindName = Literal["cuda-cpp", "pytorch-extension", "python-app", "mixed", "other"]
@@ -38,11 +39,14 @@ class ProjectKind:
     kernel_dirs: list[str] = field(default_factory=list)  # directories owning CUDA sources ("." = the root)
     python_packages: list[str] = field(default_factory=list)  # top-level dirs holding __init__.py
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def to_dict(self) -> ProjectKindData:
+        return ProjectKindData(
+            kind=self.kind, reason=self.reason, cuda_sources=self.cuda_sources, torch_files=self.torch_files,
+            extension_markers=list(self.extension_markers), kernel_dirs=list(self.kernel_dirs),
+            python_packages=list(self.python_packages))
 
     @classmethod
-    def from_dict(cls, payload: dict[str, object]) -> ProjectKind:
+    def from_dict(cls, payload: Mapping[str, object]) -> ProjectKind:
         names = {"kind", "reason", "cuda_sources", "torch_files", "extension_markers", "kernel_dirs",
                  "python_packages"}
         return cls(**{k: v for k, v in payload.items() if k in names})  # type: ignore[arg-type]

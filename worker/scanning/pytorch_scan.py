@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from worker.payloads import PythonScanData
 from worker.scanning.dep_report import (
     CONSTRAINTS_FILE,
     REQUIREMENTS_FILE,
@@ -47,22 +48,22 @@ def rocm_version_for(target_hip_version: str) -> str:
 
 def pytorch_scan(tree: Path, exclude_globs: Iterable[str], kind: ProjectKind, options: ResolveOptions | None,
                  rocm_version: str = DEFAULT_ROCM_VERSION,
-                 cancel: Callable[[], bool] | None = None) -> dict[str, object]:
+                 cancel: Callable[[], bool] | None = None) -> PythonScanData:
     """The scan data for a PyTorch project; empty for other kinds."""
     if kind.kind not in PYTHON_KINDS:
-        return {}
+        return PythonScanData()
     globs = tuple(exclude_globs)
     touchpoints = scan_touchpoints(tree, globs)
     readiness = python_readiness(touchpoints, rocm_files_shipped(tree, globs))
     report = build_report(tree, globs, options, rocm_version, cancel)
     generated = {REQUIREMENTS_FILE: requirements_text(report), CONSTRAINTS_FILE: constraints_text(report)} \
         if report.declarations else {}
-    return {
-        "python_findings": [f.to_dict() for f in touchpoints[:FINDINGS_CAP]],
-        "python_findings_total": len(touchpoints),
-        "python_readiness": readiness.to_dict(),
-        "python_summary": readiness.summary(),
-        "dependencies": report.to_dict(),
-        "dependencies_summary": report.summary(),
-        "generated_files": generated,
-    }
+    return PythonScanData(
+        python_findings=[f.to_dict() for f in touchpoints[:FINDINGS_CAP]],
+        python_findings_total=len(touchpoints),
+        python_readiness=readiness.to_dict(),
+        python_summary=readiness.summary(),
+        dependencies=report.to_dict(),
+        dependencies_summary=report.summary(),
+        generated_files=generated,
+    )

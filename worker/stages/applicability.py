@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import cast
 
 from worker.context import StageContext, StageResult
+from worker.payloads import NotApplicableData
 from worker.scanning.project_kind import ProjectKindName, not_applicable_reason
 
 _KINDS = ("cuda-cpp", "pytorch-extension", "python-app", "mixed", "other")
@@ -17,8 +18,7 @@ _KINDS = ("cuda-cpp", "pytorch-extension", "python-app", "mixed", "other")
 
 def project_kind(ctx: StageContext) -> ProjectKindName | None:
     """The kind the scan stage found for this run, or None."""
-    scan = ctx.previous.get("scan") or {}
-    payload = scan.get("project_kind")
+    payload = ctx.scan_data().get("project_kind")
     kind = payload.get("kind") if isinstance(payload, dict) else None
     return cast(ProjectKindName, kind) if kind in _KINDS else None
 
@@ -31,4 +31,5 @@ def not_applicable_result(ctx: StageContext, stage: str) -> StageResult | None:
     if reason is None:
         return None
     ctx.log(f"{stage}: not applicable to a {kind} project: {reason}\n")
-    return StageResult.not_applicable(f"not applicable ({kind}): {reason}", project_kind=kind, reason=reason)
+    return StageResult.not_applicable(f"not applicable ({kind}): {reason}",
+                                      **NotApplicableData(project_kind=kind, reason=reason))

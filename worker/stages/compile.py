@@ -7,7 +7,7 @@ project's own build where its build files are understood, else compiles file by 
 offload_archs, cxx_std, include_dirs, defines, extra_flags, compile/build limits),
 ``ctx.cache_dir`` (object cache shared by the project's runs), ``ctx.settings.toolchain``
 (the toolchain root; every compiler and build command runs in the sandbox over it),
-``ctx.previous["hipify"]["renames"]`` when present (original -> translated path, as the translator
+``ctx.hipify_data()["renames"]`` when present (original -> translated path, as the translator
 records them; inverted here for mapping diagnostics back).
 Outputs: objects under ``ctx.workspace.build/obj`` (per-TU mode) or the project's
 own build tree; data with toolchain, per-file results, diagnostics mapped to
@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 
 from worker.context import StageContext, StageResult
+from worker.payloads import BuildUnitData, CompileData, ProjectBuildData
 from worker.stages.kind_gate import kind_gate
 from worker.toolchain.build_mode import choose_build_mode
 from worker.toolchain.compile import FileResult, compile_tree
@@ -44,7 +45,7 @@ def run(ctx: StageContext) -> StageResult:
         return StageResult("failed", "No translated tree to compile: the hipify stage did not produce workspace/hip.")
     toolchain = detect_toolchain(ctx.settings.toolchain)
     if not toolchain.available:
-        return StageResult.failed(f"No ROCm toolchain: {toolchain.error}", toolchain=toolchain.to_dict())
+        return StageResult.failed(f"No ROCm toolchain: {toolchain.error}", **CompileData(toolchain=toolchain.to_dict()))
     ctx.log(f"toolchain {toolchain.name}: HIP {toolchain.hipcc_version}, clang {toolchain.clang_version}, "
             f"in the sandbox over {toolchain.root} (workspace at /workspace, no network)\n")
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
@@ -59,17 +60,17 @@ def run(ctx: StageContext) -> StageResult:
     )
     ctx.check_cancelled()
     if report.error:
-        return StageResult.failed(report.error, toolchain=toolchain.to_dict())
-    payload: dict[str, object] = {"toolchain": toolchain.to_dict(), **compile_payload(report, line_map),
-                                  "mode_reason": choice.reason, "build_units": [_unit_data(u) for u in choice.units]}
+        return StageResult.failed(report.error, **CompileData(toolchain=toolchain.to_dict()))
+    payload = CompileData(**compile_payload(report, line_map), toolchain=toolchain.to_dict(), mode_reason=choice.reason,
+                          build_units=[_unit_data(u) for u in choice.units])
     _store(ctx, payload)
     failed = [f for f in report.files if f.status != "passed"]
     counts = f"{len(report.files)} files, {report.cache_hits} cached, {len(failed)} failed"
     if not report.files:
-        return StageResult("failed", "No translation units found in the translated tree.", payload)
+        return StageResult.failed("No translation units found in the translated tree.", **payload)
     if failed:
-        return StageResult("failed", f"Compile failed: {counts}.", payload)
-    return StageResult("passed", f"Compiled {counts}.", payload)
+        return StageResult.failed(f"Compile failed: {counts}.", **payload)
+    return StageResult.passed(f"Compiled {counts}.", **payload)
 
 
 def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> None:
@@ -81,9 +82,9 @@ def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> N
         ctx.progress(done, total)
 
 
-def _unit_data(unit: BuildUnit) -> dict[str, object]:
-    return {"name": unit.name, "kind": unit.kind, "build_file": unit.build_file, "sources": unit.sources[:200],
-            "include_dirs": unit.include_dirs, "defines": unit.defines, "link_libraries": unit.link_libraries}
+def _unit_data(unit: BuildUnit) -> BuildUnitData:
+    return BuildUnitData(name=unit.name, kind=unit.kind, build_file=unit.build_file, sources=unit.sources[:200],
+                         include_dirs=unit.include_dirs, defines=unit.defines, link_libraries=unit.link_libraries)
 
 
 def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str, object], reason: str) -> StageResult:
@@ -91,32 +92,30 @@ def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str
                                should_stop=ctx.is_cancelled)
     ctx.check_cancelled()
     diagnostics = [diagnostic_data("", d, line_map) for d in report.diagnostics]
-    payload: dict[str, object] = {
-        "toolchain": toolchain, "mode": "project", "files": [], "diagnostics": diagnostics,
-        "summary": summary_by_file(diagnostics), "cache": {"hits": 0, "misses": 0},
-        "project_build": {"system": report.system, "steps": report.steps, "ok": report.ok, "error": report.error,
-                          "violations": report.violations, "sandbox": report.mechanism,
-                          "link_problems": [p.to_dict() for p in report.link_problems],
-                          "duration_s": round(report.duration_s, 3), "run_dir": report.run_dir},
-        "mode_reason": reason,
-    }
+    build = ProjectBuildData(
+        system=report.system, steps=report.steps, ok=report.ok, error=report.error, violations=report.violations,
+        sandbox=report.mechanism, link_problems=[p.to_dict() for p in report.link_problems],
+        duration_s=round(report.duration_s, 3), run_dir=report.run_dir)
+    payload = CompileData(
+        toolchain=toolchain, mode="project", files=[], diagnostics=diagnostics, summary=summary_by_file(diagnostics),
+        cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason)
     _store(ctx, payload)
     if not report.ok:
-        return StageResult("failed", f"Project build failed: {report.error}", payload)
-    return StageResult("passed", f"Project build ({report.system}) succeeded.", payload)
+        return StageResult.failed(f"Project build failed: {report.error}", **payload)
+    return StageResult.passed(f"Project build ({report.system}) succeeded.", **payload)
 
 
-def _store(ctx: StageContext, payload: dict[str, object]) -> None:
+def _store(ctx: StageContext, payload: CompileData) -> None:
     """Full payload to artifacts/compile.json; the stage row keeps at most MAX_STORED_DIAGNOSTICS."""
     ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
     (ctx.workspace.artifacts / "compile.json").write_text(json.dumps(payload, indent=1))
-    diagnostics = payload["diagnostics"]
-    assert isinstance(diagnostics, list)
+    diagnostics = payload.get("diagnostics", [])
     if len(diagnostics) > MAX_STORED_DIAGNOSTICS:
         payload["diagnostics"] = diagnostics[:MAX_STORED_DIAGNOSTICS]
         payload["diagnostics_truncated"] = len(diagnostics)
 
 
 def _renames(ctx: StageContext) -> dict[str, str]:
-    renames = ctx.previous.get("hipify", {}).get("renames", {})
+    """Translated -> original path: the hipify stage records original -> translated."""
+    renames = ctx.hipify_data().get("renames", {})
     return {str(v): str(k) for k, v in renames.items()} if isinstance(renames, dict) else {}

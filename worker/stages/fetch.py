@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from worker.context import StageContext, StageResult
+from worker.payloads import FetchData
 from worker.sources.archives import ArchiveError, Limits, unpack_archive
 from worker.sources.gitsource import GitSourceError, shallow_clone
 from worker.wording import counted
@@ -40,8 +41,9 @@ def run(ctx: StageContext) -> StageResult:
         return StageResult.failed(error, **result.data)
     ctx.log(f"kept only {subdir}/ (source_subdir)\n")
     files, size = _count_tree(dest)
+    narrowed = FetchData(source_subdir=subdir, files=files, bytes=size)
     return StageResult.passed(f"{result.summary}; kept {subdir}/: {files} files ({_human(size)})",
-                              **{**result.data, "source_subdir": subdir, "files": files, "bytes": size})
+                              **{**result.data, **narrowed})
 
 
 def narrow_to_subdir(dest: Path, subdir: str) -> str:
@@ -69,15 +71,13 @@ def _fetch_archive(ctx: StageContext, spec: dict[str, object], dest: Path) -> St
         report = unpack_archive(archive, dest, limits)
     except ArchiveError as exc:
         ctx.log(f"rejected: {exc}\n")
-        return StageResult.failed(f"archive rejected: {exc}", sha256=spec.get("sha256"))
+        return StageResult.failed(f"archive rejected: {exc}", **FetchData(sha256=str(spec.get("sha256") or "")))
     if report.stripped_prefix:
         ctx.log(f"stripped the common top-level folder {report.stripped_prefix}/\n")
     ctx.log(f"unpacked {report.files} files, {report.bytes} bytes\n")
     ctx.progress(report.files, report.files)
-    return StageResult.passed(
-        f"unpacked {counted(report.files, 'file')} ({_human(report.bytes)})",
-        kind="archive", sha256=spec.get("sha256"), files=report.files, bytes=report.bytes,
-    )
+    data = FetchData(kind="archive", sha256=str(spec.get("sha256") or ""), files=report.files, bytes=report.bytes)
+    return StageResult.passed(f"unpacked {counted(report.files, 'file')} ({_human(report.bytes)})", **data)
 
 
 def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageResult:
@@ -90,15 +90,15 @@ def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageR
         )
     except GitSourceError as exc:
         ctx.log(f"failed: {exc}\n")
-        return StageResult.failed(str(exc), kind="git", url=url, ref=ref)
+        return StageResult.failed(str(exc), **FetchData(kind="git", url=url, ref=ref))
     files, size = _count_tree(dest)
     ctx.progress(files, files)
     removed = [path for path, _target in result.removed_links]
     note = f"; removed {len(removed)} symbolic link(s) pointing outside the checkout: {', '.join(removed)}" if removed else ""
+    data = FetchData(kind="git", url=url, ref=result.ref, commit=result.commit, files=files, bytes=size,
+                     removed_links=removed)
     return StageResult.passed(
-        f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {counted(files, 'file')} ({_human(size)}){note}"[:500],
-        kind="git", url=url, ref=result.ref, commit=result.commit, files=files, bytes=size, removed_links=removed,
-    )
+        f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {counted(files, 'file')} ({_human(size)}){note}"[:500], **data)
 
 
 def _count_tree(root: Path) -> tuple[int, int]:

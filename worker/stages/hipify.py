@@ -20,8 +20,10 @@ from pathlib import Path
 from translator import TranslateOptions, TreeAccount, translate_tree
 from translator.account import FileAccount
 from translator.external import ENGINES, engine_command, parse_statistics
-from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, is_excluded, walk
+from translator.globs import is_excluded
+from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, walk
 from worker.context import StageContext, StageResult
+from worker.payloads import FixData, HipifyData
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
 from worker.stages.pytorch_hipify import apply_python_port
@@ -87,15 +89,13 @@ def run(ctx: StageContext) -> StageResult:
         if failed:
             tried = sum(1 for f in account.files if f.status not in ("copied", "skipped"))
             return StageResult.failed(f"{engine_name} failed on {len(failed)} of {tried} files "
-                                      f"(first: {failed[0].path})", **_data(ctx, account))
+                                      f"(first: {failed[0].path})", **_data(ctx, account, [], []))
     fixes = apply_build_fixes(ctx)
     python_port = apply_python_port(ctx)  # PyTorch projects: Python/config fixes, requirements-rocm.txt
     fixes += python_port.fixes
-    data = _data(ctx, account)
-    data["build_fixes"] = [fix.to_dict() for fix in fixes]
-    data["generated_files"] = python_port.generated
+    data = _data(ctx, account, [fix.to_dict() for fix in fixes], python_port.generated)
     totals = account.totals()
-    files, converted = int(str(totals["files"])), int(str(totals["converted_total"]))
+    files, converted = totals["files"], totals["converted_total"]
     summary = (f"{totals['changed']} of {counted(files, 'file')} translated, "
                f"{counted(converted, 'reference')} converted, {totals['unconverted_total']} left unconverted, "
                f"{counted(len(fixes), 'build-file fix', 'build-file fixes')} applied")
@@ -111,13 +111,15 @@ def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:
     return fixes
 
 
-def _data(ctx: StageContext, account: TreeAccount) -> dict[str, object]:
+def _data(ctx: StageContext, account: TreeAccount, fixes: list[FixData], generated: list[str]) -> HipifyData:
     artifact = ctx.workspace.artifacts / ACCOUNT_ARTIFACT
     artifact.write_text(json.dumps(account.to_dict(), indent=1))
-    compact = account.to_dict(max_findings=MAX_LISTED, only_interesting=True)
-    compact["account_artifact"] = artifact.relative_to(ctx.workspace.artifacts).as_posix()
-    compact["notebook_slugs"] = ["hipify-unconverted"] if account.totals()["unconverted_total"] else []
-    return compact
+    return HipifyData(
+        **account.to_dict(max_findings=MAX_LISTED, only_interesting=True),
+        account_artifact=artifact.relative_to(ctx.workspace.artifacts).as_posix(),
+        notebook_slugs=["hipify-unconverted"] if account.totals()["unconverted_total"] else [],
+        build_fixes=fixes, generated_files=generated,
+    )
 
 
 def external_engine(toolchain: Toolchain, name: str) -> str | None:

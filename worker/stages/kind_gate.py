@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from worker.context import StageContext, StageResult
+from worker.payloads import CompileData
 from worker.scanning.project_kind import ProjectKind
 from worker.stages.applicability import not_applicable_result, project_kind
 from worker.toolchain.detect import detect_toolchain
@@ -33,7 +34,7 @@ def rocm_pytorch_in(root: Path) -> str:
 
 
 def _kind(ctx: StageContext) -> ProjectKind | None:
-    payload = (ctx.previous.get("scan") or {}).get("project_kind")
+    payload = ctx.scan_data().get("project_kind")
     return ProjectKind.from_dict(payload) if isinstance(payload, dict) else None
 
 
@@ -76,6 +77,6 @@ def kind_gate(ctx: StageContext, stage: str) -> StageResult | None:
         f"environment: {where} has no ROCm build of PyTorch, which compiling a PyTorch extension needs "
         f"(it provides Python.h, the ATen/c10 HIP headers and BuildExtension); run it on a runner built from the "
         f"{RUNNER_IMAGE} image. It would run: {'; '.join(commands)}",
-        cause="environment", missing="ROCm build of PyTorch", toolchain=toolchain.name, would_run=commands,
-        runner_image=RUNNER_IMAGE, project_kind=kind.kind,
+        **CompileData(cause="environment", missing="ROCm build of PyTorch", toolchain=toolchain.to_dict(),
+                      would_run=commands, runner_image=RUNNER_IMAGE, project_kind=kind.kind),
     )

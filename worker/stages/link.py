@@ -1,6 +1,6 @@
 """Link stage: link the compile stage's objects into executables or a shared library.
 
-Inputs: ``ctx.previous["compile"]`` (per-file results with object paths, or the
+Inputs: ``ctx.compile_data()`` (per-file results with object paths, or the
 project build's link problems in project mode), ``ctx.workspace.hip`` (to find
 ``main`` and the ROCm headers included), ``ctx.settings`` (link_target,
 link_libraries, offload_archs). Outputs: binaries under ``ctx.workspace.build/bin``
@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from worker.context import StageContext, StageResult
+from worker.payloads import CompileData, LinkData
 from worker.stages.kind_gate import kind_gate
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.link import link_objects
@@ -26,7 +27,7 @@ from worker.toolchain.stage_data import link_payload
 def run(ctx: StageContext) -> StageResult:
     if (gated := kind_gate(ctx, "link")) is not None:  # project kinds (issue 16): not applicable
         return gated
-    compiled = ctx.previous.get("compile")
+    compiled = ctx.compile_data()
     if not compiled:
         return StageResult("failed", "No compile results to link: the compile stage has not run.")
     if ctx.settings.link_target == "none":
@@ -46,25 +47,25 @@ def run(ctx: StageContext) -> StageResult:
         ctx.log(" ".join(target.command) + "\n")
         if target.output.strip():
             ctx.log(target.output if target.output.endswith("\n") else target.output + "\n")
-    payload: dict[str, object] = {"toolchain": toolchain.to_dict(), **link_payload(report)}
+    payload = LinkData(**link_payload(report), toolchain=toolchain.to_dict())
     ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
     (ctx.workspace.artifacts / "link.json").write_text(json.dumps(payload, indent=1))
     if report.error:
-        return StageResult("failed", f"Link failed: {report.error}.", payload)
+        return StageResult.failed(f"Link failed: {report.error}.", **payload)
     problems = report.problems
     if not report.ok:
         summary = f"Link failed: {len(problems)} problem(s) in {len(report.targets)} target(s)."
-        return StageResult("failed", summary, payload)
-    return StageResult("passed", f"Linked {', '.join(t.name for t in report.targets)}.", payload)
+        return StageResult.failed(summary, **payload)
+    return StageResult.passed(f"Linked {', '.join(t.name for t in report.targets)}.", **payload)
 
 
-def _project_link(compiled: dict[str, object]) -> StageResult:
+def _project_link(compiled: CompileData) -> StageResult:
     """In project-build mode the project's own build linked; report what its output said."""
     build = compiled.get("project_build")
     if not isinstance(build, dict):
         return StageResult.failed("Project build results are missing.")
     problems = build.get("link_problems", [])
-    payload: dict[str, object] = {"mode": "project", "targets": [], "problems": problems, "libraries": [], "inferred_libraries": []}
+    payload = LinkData(mode="project", targets=[], problems=problems, libraries=[], inferred_libraries=[])
     if problems or not build.get("ok"):
-        return StageResult("failed", f"Project build did not link: {len(problems)} link problem(s).", payload)
-    return StageResult("passed", "Linked by the project's own build.", payload)
+        return StageResult.failed(f"Project build did not link: {len(problems)} link problem(s).", **payload)
+    return StageResult.passed("Linked by the project's own build.", **payload)

@@ -29,7 +29,7 @@ def apply_python_port(ctx: StageContext) -> PythonPortResult:
     result.fixes = fix_touchpoints(hip, ctx.settings.exclude_globs, set(ctx.settings.disabled_fix_rules))
     for fix in result.fixes:
         ctx.log(f"fixed     {fix.file}:{fix.line} [{fix.rule_id}] {fix.before.strip()} -> {fix.after.strip()}\n")
-    generated = (ctx.previous.get("scan") or {}).get("generated_files") or {}
+    generated = ctx.scan_data().get("generated_files") or {}
     for name, text in sorted(generated.items()) if isinstance(generated, dict) else []:
         if name in ("requirements-rocm.txt", "constraints-rocm.txt") and isinstance(text, str):
             (hip / name).write_text(text, encoding="utf-8")

@@ -13,6 +13,7 @@ import json
 from collections import Counter
 
 from worker.context import StageContext, StageResult
+from worker.payloads import ScanData, ScanFindingData
 from worker.scanning.findings import scan_build_files
 from worker.scanning.inventory import build_inventory
 from worker.scanning.model import Finding
@@ -22,15 +23,13 @@ from worker.scanning.readiness import summarize
 from worker.wording import counted
 
 FINDINGS_IN_DATA = 2000  # compact rows (~250 bytes each) on the Stage row; the artifact keeps every finding
-_COMPACT_KEYS = ("rule_id", "severity", "file", "line", "column", "text", "replacement", "notebook_slug")
 
 
-def _compact(finding: Finding) -> dict[str, object]:
-    payload = finding.to_dict()
-    compact = {key: payload[key] for key in _COMPACT_KEYS}
-    compact["text"] = str(compact["text"])[:200]
-    compact["fixable"] = finding.fixable
-    return compact
+def _compact(finding: Finding) -> ScanFindingData:
+    return ScanFindingData(
+        rule_id=finding.rule_id, severity=finding.severity, file=finding.file, line=finding.line,
+        column=finding.column, text=finding.text[:200], replacement=finding.replacement,
+        notebook_slug=finding.notebook_slug, fixable=finding.fixable)
 
 
 def _summary(files: int, cuda_files: int, findings: list[Finding], share: float, engine: bool) -> str:
@@ -67,7 +66,7 @@ def run(ctx: StageContext) -> StageResult:
         ctx.settings.target_hip_version), cancel=ctx.is_cancelled)
     ctx.check_cancelled()
     if python:
-        ctx.log(f"scan: dependencies: {python['dependencies_summary']}\n")
+        ctx.log(f"scan: dependencies: {python.get('dependencies_summary', '')}\n")
     ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
     artifact = ctx.workspace.artifacts / "scan.json"
     full = {"inventory": inventory.to_dict(), "readiness": readiness.to_dict(), "project_kind": kind.to_dict(),
@@ -81,19 +80,19 @@ def run(ctx: StageContext) -> StageResult:
         parts = summary.split("; ")
         if kind.kind == "python-app":
             parts = parts[:-1]  # the share of C++ CUDA references says nothing about a Python application
-        summary = "; ".join([kind.kind, *parts, str(python["python_summary"]),
-                             f"dependencies: {python['dependencies_summary']}"])
+        summary = "; ".join([kind.kind, *parts, python.get("python_summary", ""),
+                             f"dependencies: {python.get('dependencies_summary', '')}"])
     ctx.log(f"scan: {summary}\n")
-    return StageResult.passed(
-        summary,
-        inventory=full["inventory"],
-        findings=[_compact(f) for f in findings[:FINDINGS_IN_DATA]],
-        findings_total=len(findings),
-        findings_truncated=len(findings) > FINDINGS_IN_DATA,
-        findings_by_severity=dict(Counter(f.severity for f in findings)),
-        findings_by_rule=dict(Counter(f.rule_id for f in findings).most_common()),
-        readiness=full["readiness"],
-        project_kind=full["project_kind"],
+    data: ScanData = {
         **python,
-        artifact=str(artifact.relative_to(ctx.workspace.root)),
-    )
+        "inventory": inventory.to_dict(),
+        "findings": [_compact(f) for f in findings[:FINDINGS_IN_DATA]],
+        "findings_total": len(findings),
+        "findings_truncated": len(findings) > FINDINGS_IN_DATA,
+        "findings_by_severity": dict(Counter(f.severity for f in findings)),
+        "findings_by_rule": dict(Counter(f.rule_id for f in findings).most_common()),
+        "readiness": readiness.to_dict(),
+        "project_kind": kind.to_dict(),
+        "artifact": str(artifact.relative_to(ctx.workspace.root)),
+    }
+    return StageResult.passed(summary, **data)

@@ -2,8 +2,8 @@
 
 Input: ``ctx.settings.smoke_*`` (command, timeout, expected exit, checks, output limit,
 wait timeout, compare_reference); the built program in ``ctx.workspace.build`` (the command's
-working directory); optionally the CUDA reference from ``artifacts/reference.json`` or
-``ctx.previous["reference"]`` (written by :func:`run_reference` on a ``cuda`` runner).
+working directory); optionally the CUDA reference from ``artifacts/reference.json`` (written by
+:func:`run_reference` on a ``cuda`` runner).
 Output data: ``execution`` (exit, signal, time-out, duration, peaks, output tails), ``checks``,
 ``classification`` (None when passed), ``gpu``, ``probe``, ``reference`` (comparison with the
 CUDA run; a parent run's reference only when made for the same smoke command and build),
@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from worker.context import StageContext, StageResult
+from worker.payloads import CheckData, ClassificationData, ReferenceData, SmokeData
 from worker.project_settings import ProjectSettings
 from worker.runner.checks import CheckResult, Comparison, compare_outputs, run_checks
+from worker.runner.classify import Classification
 from worker.runner.gpus import probe
 from worker.runner.job import GpuRun, JobLimits, run_on_gpu
 from worker.runner.reference import build_cuda_reference
@@ -67,6 +69,25 @@ def trimmed(job_dict: dict[str, Any]) -> dict[str, Any]:
     return {**job_dict, "execution": execution}
 
 
+def classification_data(found: Classification | None) -> ClassificationData | None:
+    return ClassificationData(kind=found.kind, notebook_slug=found.notebook_slug, evidence=found.evidence) \
+        if found else None
+
+
+def _check_data(check: CheckResult) -> CheckData:
+    return CheckData(name=check.name, passed=check.passed, detail=check.detail, skipped=check.skipped)
+
+
+def job_data(job: GpuRun) -> SmokeData:
+    """What the Stage row keeps of a job: ``GpuRun.to_dict()`` with the outputs cut to their tails."""
+    execution: dict[str, object] | None = None
+    if job.execution is not None:
+        execution = {**job.execution.to_dict(), "stdout": _tail(job.execution.stdout),
+                     "stderr": _tail(job.execution.stderr)}
+    return SmokeData(probe=job.probe.to_dict(), gpu=job.gpu.to_dict() if job.gpu else None, env=job.env,
+                     execution=execution, classification=classification_data(job.classification), error=job.error)
+
+
 def _write_artifact(ctx: StageContext, name: str, payload: dict[str, Any]) -> None:
     ctx.workspace.ensure()
     (ctx.workspace.artifacts / name).write_text(json.dumps(payload, indent=1))
@@ -85,15 +106,13 @@ def load_reference(ctx: StageContext) -> dict[str, Any] | None:
 
 
 def _stored_reference(ctx: StageContext) -> dict[str, Any] | None:
+    """The reference run's artifact: the only place it is stored (it is not a stage of its own)."""
     path = ctx.workspace.artifacts / REFERENCE_ARTIFACT
-    if path.is_file():
-        try:
-            loaded = json.loads(path.read_text())
-            return loaded if isinstance(loaded, dict) else None
-        except (OSError, json.JSONDecodeError):
-            return None
-    previous = ctx.previous.get("reference")
-    return previous if isinstance(previous, dict) else None
+    try:
+        loaded = json.loads(path.read_text()) if path.is_file() else None
+    except (OSError, json.JSONDecodeError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
 
 
 def source_pin(ctx: StageContext) -> str:
@@ -120,13 +139,14 @@ def _check_summaries(checks: list[CheckResult]) -> str:
     )
 
 
-def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] | None) -> dict[str, Any]:
+def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] | None) -> ReferenceData:
     ref_out = reference_stdout(reference)
-    info: dict[str, Any] = {"available": ref_out is not None, "comparison": None}
+    info = ReferenceData(available=ref_out is not None, comparison=None)
     if reference:
-        info.update(ok=reference.get("ok"), summary=reference.get("summary"), gpu=reference.get("gpu"),
-                    fake_gpu=bool(reference.get("fake_gpu")), reuse_note=reference.get("reuse_note", ""),
-                    not_reused=bool(reference.get("not_reused")))
+        info.update(ReferenceData(
+            ok=reference.get("ok"), summary=reference.get("summary"), gpu=reference.get("gpu"),
+            fake_gpu=bool(reference.get("fake_gpu")), reuse_note=reference.get("reuse_note", ""),
+            not_reused=bool(reference.get("not_reused"))))
     if ref_out is not None and settings.smoke_compare_reference:
         tolerances = [c for c in settings.smoke_checks if c.kind == "numeric"]
         rel, abs_ = (tolerances[0].rel_tol, tolerances[0].abs_tol) if tolerances else (1e-5, 1e-8)
@@ -141,7 +161,7 @@ def smoke_run_dir(ctx: StageContext) -> Path:
     The project's own build leaves them where its build files say (CMake's build folder, or the
     translated tree for make and commands); the per-file link puts executables into build/bin, named after
     the file defining main (as the CUDA reference build names them), so "./app --args" works on both sides."""
-    project = ctx.previous.get("compile", {}).get("project_build")
+    project = ctx.compile_data().get("project_build")
     if isinstance(project, dict) and project.get("run_dir") in ("build", "hip"):
         return ctx.workspace.root / str(project["run_dir"])
     build = ctx.workspace.build
@@ -154,10 +174,11 @@ def run(ctx: StageContext) -> StageResult:
     if preset:
         return run_preset_stage(ctx, preset)
     if not settings.smoke_command.strip():
-        return StageResult.skipped("no smoke command configured in project settings", no_smoke_command=True)
+        return StageResult.skipped("no smoke command configured in project settings",
+                                   **SmokeData(no_smoke_command=True))
     build = ctx.workspace.build
     if not build.is_dir():
-        return StageResult.failed("nothing was built: the build directory is missing", classification=None)
+        return StageResult.failed("nothing was built: the build directory is missing", **SmokeData(classification=None))
     found = probe("rocm")
     ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
     ctx.check_cancelled()
@@ -192,13 +213,11 @@ def await_reference(ctx: StageContext, poll_s: float = REFERENCE_POLL_S) -> bool
 
 
 def _not_run(ctx: StageContext, job: GpuRun) -> StageResult:
-    classification = job.classification.to_dict() if job.classification else None
     ctx.log(f"not run: {job.error}\n")
     fake = on_fake_gpu(job)
-    return StageResult.failed(
-        (FAKE_LABEL if fake else "") + job.error, execution=None, checks=[], classification=classification,
-        gpu=None, probe=job.probe.to_dict(), reference=None, fake_gpu=fake,
-    )
+    return StageResult.failed((FAKE_LABEL if fake else "") + job.error, **SmokeData(
+        execution=None, checks=[], classification=classification_data(job.classification), gpu=None,
+        probe=job.probe.to_dict(), reference=None, fake_gpu=fake))
 
 
 LOGGED_OUTPUT_CHARS = 64_000
@@ -221,16 +240,16 @@ def _judge(ctx: StageContext, job: GpuRun) -> StageResult:
         settings.smoke_expected_exit, settings.smoke_checks, reference_stdout(reference),
     )
     compared = _compare(settings, execution.stdout, reference)
-    kind = job.classification.to_dict() if job.classification else None
+    kind = classification_data(job.classification)
     if kind is None and any(not c.passed and not c.skipped for c in checks):
-        kind = {"kind": "checks-failed", "notebook_slug": None, "evidence": _check_summaries(checks)}
+        kind = ClassificationData(kind="checks-failed", notebook_slug=None, evidence=_check_summaries(checks))
     comparison = compared.get("comparison")
     if kind is None and comparison and comparison["status"] == "different":
-        kind = {"kind": "output-differs", "notebook_slug": None, "evidence": comparison["detail"]}
+        kind = ClassificationData(kind="output-differs", notebook_slug=None, evidence=str(comparison["detail"]))
     for check in checks:
         ctx.log(f"check {check.name}: {'skipped' if check.skipped else 'ok' if check.passed else 'FAILED'} - {check.detail}\n")
-    data = trimmed(job.to_dict())
-    data.update(checks=[c.to_dict() for c in checks], classification=kind, reference=compared)
+    data = job_data(job)
+    data.update(SmokeData(checks=[_check_data(c) for c in checks], classification=kind, reference=compared))
     summary = f"exit {execution.exit_code if execution.signal is None else execution.signal} in {execution.duration_s:.1f} s, {_check_summaries(checks)}"
     # A result from a fake device (or compared with a fake-device reference) says so wherever it is shown.
     fake = on_fake_gpu(job) or bool(compared.get("fake_gpu"))

@@ -2,8 +2,8 @@
 
 Input: the preset object (``{"preset": ..., options}``, see ``worker.runner.presets``); the
 working directory is ``build/bin`` or ``build`` when something was built, else the translated tree
-``hip`` (a Python application builds nothing); the CUDA reference (``artifacts/reference.json`` or
-``ctx.previous["reference"]``) when its run used the same preset.
+``hip`` (a Python application builds nothing); the CUDA reference (``artifacts/reference.json``) when
+its run used the same preset.
 Output data: ``preset`` (its name), ``run`` (lease, GPU and the preset's full result), ``measurements``
 (the figures a reader compares: losses or TTFT, step time, tokens/s, peak GPU memory) and
 ``classification`` when it failed. The full result also goes to ``artifacts/smoke.json``.
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from worker.context import StageContext, StageResult
+from worker.payloads import ClassificationData, SmokeData
 from worker.runner.gpus import probe
 from worker.runner.preset_train import PresetError
 from worker.runner.presets import PresetRun, preset_from_dict, run_preset_on_gpu
@@ -38,7 +39,7 @@ def preset_reference(ctx: StageContext, preset: str) -> dict[str, object] | None
     """The CUDA reference's preset result when its run used ``preset`` (a plain command's is not comparable)."""
     path = ctx.workspace.artifacts / REFERENCE_ARTIFACT
     try:
-        loaded: Any = json.loads(path.read_text()) if path.is_file() else ctx.previous.get("reference")
+        loaded: Any = json.loads(path.read_text()) if path.is_file() else None
     except (OSError, json.JSONDecodeError):
         return None
     result = loaded.get("result") if isinstance(loaded, dict) and loaded.get("preset") == preset else None
@@ -78,16 +79,16 @@ def run_preset_stage(ctx: StageContext, raw: dict[str, Any]) -> StageResult:
     ctx.check_cancelled()
     ctx.workspace.ensure()
     (ctx.workspace.artifacts / SMOKE_ARTIFACT).write_text(json.dumps(run.to_dict(), indent=1))
-    data: dict[str, Any] = {"preset": name, "run": run.to_dict(), "measurements": measurements(run),
-                            "classification": None}
+    data = SmokeData(preset=name, run=run.to_dict(), measurements=measurements(run), classification=None)
     if run.result is None:
-        data["classification"] = {"kind": run.classification, "notebook_slug": "no-amd-gpu-visible"
-                                  if run.classification == "no-device" else None, "evidence": run.error}
+        data["classification"] = ClassificationData(
+            kind=run.classification, notebook_slug="no-amd-gpu-visible" if run.classification == "no-device" else None,
+            evidence=run.error)
         return StageResult.failed(run.error, **data)
     reasons = run.result.get("reasons") or []
     if not run.passed:
         evidence = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) else str(reasons)
-        data["classification"] = {"kind": "preset-failed", "notebook_slug": _slug(evidence), "evidence": evidence}
+        data["classification"] = ClassificationData(kind="preset-failed", notebook_slug=_slug(evidence), evidence=evidence)
         return StageResult.failed(f"{name} failed: {evidence}"[:300], **data)
     return StageResult.passed(f"{name} passed: {_figures(run.preset, data['measurements'])}", **data)
 

@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
+from translator.globs import is_excluded
 from translator.torch_hipify import ENGINE_NAME, SOURCE_SUFFIXES, hipify_extension, unavailable_reason
-from translator.tree import is_excluded
 from worker.context import StageContext
 from worker.stages.applicability import project_kind
 
@@ -19,7 +19,7 @@ EXTENSION_KINDS = frozenset({"pytorch-extension", "mixed"})
 
 
 def _extension_dirs(ctx: StageContext) -> list[str]:
-    payload = (ctx.previous.get("scan") or {}).get("project_kind") or {}
+    payload = ctx.scan_data().get("project_kind")
     dirs = payload.get("kernel_dirs") if isinstance(payload, dict) else None
     return [d for d in dirs if isinstance(d, str)] if isinstance(dirs, list) and dirs else ["."]
 

@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from worker.payloads import LinkProblemData
 from worker.toolchain.rocm_libraries import (
     library_for_link_name,
     replacement_for_cuda_library,
@@ -117,8 +118,11 @@ class LinkProblem:
     replacement_link_name: str = ""  # its "-l" name
     package: str = ""  # package to install
 
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
+    def to_dict(self) -> LinkProblemData:
+        return LinkProblemData(
+            kind=self.kind, message=self.message, symbol=self.symbol, mangled=self.mangled, object=self.object,
+            function=self.function, library=self.library, replacement=self.replacement,
+            replacement_link_name=self.replacement_link_name, package=self.package)
 
 
 _LD_IN_FUNCTION = re.compile(r"^(?:\S*ld(?:\.\w+)?: )?(?P<object>[^:]+): in function [`'](?P<function>.+)':\s*$")

@@ -12,11 +12,11 @@ never guesses a project folder for a system header (a Windows shim ``dev/unistd.
 """
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from translator.globs import is_excluded
 from translator.tree import link_stays_inside
 from worker.scanning.build_units import BuildUnit, cmake_units
 from worker.scanning.make_units import MAKEFILE_NAMES, make_units
@@ -121,7 +121,7 @@ def _list_files(root: Path, exclude_globs: tuple[str, ...]) -> list[str]:
         relative = path.relative_to(root).as_posix()
         if any(part in _SKIP_DIRS for part in path.relative_to(root).parts):
             continue
-        if any(fnmatch.fnmatch(relative, pattern) for pattern in exclude_globs):
+        if is_excluded(relative, exclude_globs):
             continue
         if path.is_file() and (not path.is_symlink() or link_stays_inside(path, root)):
             found.append(relative)
@@ -159,7 +159,7 @@ def build_units(root: Path, exclude_globs: tuple[str, ...] = ()) -> list[BuildUn
         for makefile in _makefiles(root, exclude_globs):
             units += make_units(root, makefile)
     for unit in units:
-        unit.sources = [s for s in unit.sources if not any(fnmatch.fnmatch(s, g) for g in exclude_globs)
+        unit.sources = [s for s in unit.sources if not is_excluded(s, exclude_globs)
                         and not is_windows_only(s, (root / s).read_text(errors="replace"))]
     return [unit for unit in units if unit.sources]
 
@@ -170,7 +170,7 @@ def _makefiles(root: Path, exclude_globs: tuple[str, ...]) -> list[str]:
         relative = path.relative_to(root).as_posix()
         if (path.name in MAKEFILE_NAMES and path.is_file() and not any(p in _SKIP_DIRS for p in path.parts)
                 and (not path.is_symlink() or link_stays_inside(path, root))
-                and not any(fnmatch.fnmatch(relative, g) for g in exclude_globs)):
+                and not is_excluded(relative, exclude_globs)):
             found.append(relative)
     return found
 

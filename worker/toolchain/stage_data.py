@@ -1,4 +1,5 @@
-"""JSON payloads the compile and link stages store (kept here so stage modules stay thin).
+"""JSON payloads the compile and link stages store (kept here so stage modules stay thin; typed in
+``worker/payloads.py``).
 
 ``diagnostics`` entries are the hook for the error notebook: each names the
 translated file/line and, mapped back through ``TreeLineMap``, the original
@@ -6,41 +7,13 @@ file/line, with severity, warning flag and message for later matching.
 """
 from __future__ import annotations
 
-from typing import TypedDict
-
+from worker.payloads import CompileData, DiagnosticData, FileData, LinkData, LinkTargetData
 from worker.toolchain.compile import CompileReport, FileResult
 from worker.toolchain.diagnostics import Diagnostic
 from worker.toolchain.linemap import TreeLineMap
 from worker.toolchain.link import LinkReport
 
 MAX_STORED_DIAGNOSTICS = 2000  # the stage row keeps this many; artifacts/compile.json keeps all
-
-
-class DiagnosticData(TypedDict):
-    tu: str  # the translation unit whose compile reported it ("" for project builds)
-    file: str
-    line: int
-    column: int
-    original_file: str
-    original_line: int
-    severity: str
-    flag: str
-    message: str
-    notes: list[str]
-    include_stack: list[str]
-
-
-class FileData(TypedDict):
-    path: str
-    original_path: str
-    status: str
-    duration_s: float
-    object_size: int
-    object_path: str
-    cached: bool
-    errors: int
-    warnings: int
-    command: list[str]  # the exact compiler command, include directories included
 
 
 def diagnostic_data(tu: str, diagnostic: Diagnostic, line_map: TreeLineMap) -> DiagnosticData:
@@ -72,29 +45,29 @@ def summary_by_file(diagnostics: list[DiagnosticData]) -> dict[str, dict[str, in
     return summary
 
 
-def compile_payload(report: CompileReport, line_map: TreeLineMap) -> dict[str, object]:
+def compile_payload(report: CompileReport, line_map: TreeLineMap) -> CompileData:
     diagnostics = [diagnostic_data(tu, d, line_map) for tu, d in report.diagnostics]
-    return {
-        "mode": "per_tu",
-        "files": [file_data(result, line_map) for result in report.files],
-        "diagnostics": diagnostics,
-        "summary": summary_by_file(diagnostics),
-        "cache": {"hits": report.cache_hits, "misses": report.cache_misses},
-        "cxx_std": report.cxx_std,
-        "include_dirs": report.include_dirs,
-        "duration_s": round(report.duration_s, 3),
-    }
+    return CompileData(
+        mode="per_tu",
+        files=[file_data(result, line_map) for result in report.files],
+        diagnostics=diagnostics,
+        summary=summary_by_file(diagnostics),
+        cache={"hits": report.cache_hits, "misses": report.cache_misses},
+        cxx_std=report.cxx_std,
+        include_dirs=report.include_dirs,
+        duration_s=round(report.duration_s, 3),
+    )
 
 
-def link_payload(report: LinkReport) -> dict[str, object]:
-    return {
-        "targets": [
-            {"name": t.name, "kind": t.kind, "output_path": t.output_path, "units": t.units, "status": t.status,
-             "duration_s": round(t.duration_s, 3), "command": t.command}
+def link_payload(report: LinkReport) -> LinkData:
+    return LinkData(
+        targets=[
+            LinkTargetData(name=t.name, kind=t.kind, output_path=t.output_path, units=t.units, status=t.status,
+                           duration_s=round(t.duration_s, 3), command=t.command)
             for t in report.targets
         ],
-        "libraries": report.libraries,
-        "inferred_libraries": report.inferred_libraries,
-        "problems": [p.to_dict() for p in report.problems],
-        "error": report.error,
-    }
+        libraries=report.libraries,
+        inferred_libraries=report.inferred_libraries,
+        problems=[p.to_dict() for p in report.problems],
+        error=report.error,
+    )

@@ -1,0 +1,267 @@
+"""What each stage stores as its data (``StageResult.data``, kept on the Stage row), one TypedDict per stage.
+
+The stage modules build their data through these types, so mypy checks every key they write, and
+readers (the later stages through ``StageContext``, the run page, the report, the notebook) look keys
+up here instead of guessing. Every stage type is ``total=False``: a stage that fails early, is skipped
+or is not applicable stores only some keys (or none), and rows written by older versions may lack
+newer keys, so readers use ``.get``. The pipeline itself may store ``{"not_available": True}`` (no
+module for the stage here) or ``{"no_runner": True}`` (no runner came) instead of a stage's data.
+
+Nested values that no reader looks into key by key (the inventory, the toolchain, dependency
+reports, GPU probes) stay JSON objects; the ones readers do look into have their own types.
+It imports only ``typing`` and the translator's account types, so any worker module may import it.
+"""
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from translator.account import AccountTotals, TreeAccountData
+
+__all__ = [
+    "AccountTotals", "BuildUnitData", "CheckData", "ClassificationData", "CompileData", "DiagnosticData",
+    "FetchData", "FileData", "FixData", "HipifyData", "JsonObject", "LinkData", "LinkProblemData",
+    "LinkTargetData", "NotApplicableData", "ProjectBuildData", "ProjectKindData", "PythonScanData",
+    "ReferenceData", "ScanData", "ScanFindingData", "SmokeData",
+]
+
+JsonObject = dict[str, object]
+
+
+class NotApplicableData(TypedDict, total=False):
+    """What any stage stores when it does not apply to the project kind (``stages/applicability.py``)."""
+
+    project_kind: str
+    reason: str
+
+
+class FetchData(TypedDict, total=False):
+    kind: Literal["archive", "git"]
+    sha256: str  # archive
+    url: str  # git
+    ref: str  # git: the ref resolved
+    commit: str  # git: the commit id it resolved to
+    removed_links: list[str]  # git: links pointing outside the checkout, removed
+    files: int
+    bytes: int
+    source_subdir: str  # the directory kept, when the setting names one
+
+
+class ScanFindingData(TypedDict):
+    """One finding as the stage row keeps it (compact; ``artifacts/scan.json`` keeps them whole)."""
+
+    rule_id: str
+    severity: str
+    file: str
+    line: int
+    column: int
+    text: str  # at most 200 characters
+    replacement: str | None
+    notebook_slug: str | None
+    fixable: bool
+
+
+class ProjectKindData(TypedDict):
+    kind: str  # cuda-cpp, pytorch-extension, python-app, mixed, other
+    reason: str
+    cuda_sources: int
+    torch_files: int
+    extension_markers: list[str]  # "file:line what"
+    kernel_dirs: list[str]
+    python_packages: list[str]
+
+
+class PythonScanData(TypedDict, total=False):
+    """The scan's part for PyTorch projects (``scanning/pytorch_scan.py``); absent for other kinds."""
+
+    python_findings: list[JsonObject]
+    python_findings_total: int
+    python_readiness: JsonObject
+    python_summary: str
+    dependencies: JsonObject
+    dependencies_summary: str
+    generated_files: dict[str, str]  # requirements-rocm.txt / constraints-rocm.txt -> text, for hipify to write
+
+
+class ScanData(PythonScanData, total=False):
+    inventory: JsonObject  # ``Inventory.to_dict()``: files_total, cuda_files, kernels_count, ...
+    findings: list[ScanFindingData]
+    findings_total: int
+    findings_truncated: bool
+    findings_by_severity: dict[str, int]
+    findings_by_rule: dict[str, int]
+    readiness: JsonObject  # ``Readiness.to_dict()``: translatable_share, hand_work, rocm_libraries_needed, ...
+    project_kind: ProjectKindData
+    artifact: str  # workspace-relative path of the full scan.json
+
+
+class FixData(TypedDict):
+    """A fix applied to the translated tree (``AppliedFix.to_dict()``), with translated paths and lines."""
+
+    rule_id: str
+    file: str
+    line: int
+    before: str
+    after: str
+
+
+class HipifyData(TreeAccountData, total=False):
+    """The compact tree account (only files worth a row, at most 20 findings each) plus the fixes."""
+
+    account_artifact: str  # artifacts-relative path of the full translation.json
+    notebook_slugs: list[str]
+    build_fixes: list[FixData]  # build-file fixes and, for PyTorch projects, the Python/config fixes
+    generated_files: list[str]  # names of the files written from the scan's generated_files
+
+
+class DiagnosticData(TypedDict):
+    tu: str  # the translation unit whose compile reported it ("" for project builds)
+    file: str
+    line: int
+    column: int
+    original_file: str
+    original_line: int
+    severity: str
+    flag: str
+    message: str
+    notes: list[str]
+    include_stack: list[str]
+
+
+class FileData(TypedDict):
+    path: str
+    original_path: str
+    status: str
+    duration_s: float
+    object_size: int
+    object_path: str
+    cached: bool
+    errors: int
+    warnings: int
+    command: list[str]  # the exact compiler command, include directories included
+
+
+class LinkProblemData(TypedDict):
+    """``LinkProblem.to_dict()``: an undefined reference, a missing library, or another linker error."""
+
+    kind: str  # undefined_reference, missing_library, other
+    message: str
+    symbol: str
+    mangled: str
+    object: str
+    function: str
+    library: str
+    replacement: str
+    replacement_link_name: str
+    package: str
+
+
+class ProjectBuildData(TypedDict):
+    system: str  # cmake, make, command
+    steps: list[JsonObject]  # name, command, cwd, returncode, duration_s
+    ok: bool
+    error: str
+    violations: list[str]
+    sandbox: str
+    link_problems: list[LinkProblemData]  # the project's own link step: the link stage reports these
+    duration_s: float
+    run_dir: str  # build or hip: where the smoke command runs
+
+
+class BuildUnitData(TypedDict):
+    name: str
+    kind: str
+    build_file: str
+    sources: list[str]  # at most 200
+    include_dirs: list[str]
+    defines: list[str]
+    link_libraries: list[str]
+
+
+class CacheData(TypedDict):
+    hits: int
+    misses: int
+
+
+class CompileData(NotApplicableData, total=False):
+    toolchain: JsonObject  # ``Toolchain.to_dict()``
+    mode: Literal["per_tu", "project"]
+    mode_reason: str
+    files: list[FileData]
+    diagnostics: list[DiagnosticData]  # at most MAX_STORED_DIAGNOSTICS
+    diagnostics_truncated: int  # how many there were when cut
+    summary: dict[str, dict[str, int]]  # file -> errors, warnings
+    cache: CacheData
+    cxx_std: str
+    include_dirs: list[str]
+    duration_s: float
+    build_units: list[BuildUnitData]
+    project_build: ProjectBuildData
+    # the kind gate: a PyTorch extension without ROCm PyTorch in the toolchain
+    cause: str
+    missing: str
+    would_run: list[str]
+    runner_image: str
+
+
+class LinkTargetData(TypedDict):
+    name: str
+    kind: str  # executable, shared
+    output_path: str
+    units: list[str]
+    status: str
+    duration_s: float
+    command: list[str]
+
+
+class LinkData(NotApplicableData, total=False):
+    toolchain: JsonObject
+    mode: Literal["project"]  # the project's own build linked
+    targets: list[LinkTargetData]
+    libraries: list[str]
+    inferred_libraries: list[str]
+    problems: list[LinkProblemData]
+    error: str
+
+
+class ClassificationData(TypedDict):
+    kind: str  # no-device, gpu-busy, wrong-target, ..., checks-failed, output-differs, preset-failed
+    notebook_slug: str | None
+    evidence: str
+
+
+class CheckData(TypedDict):
+    name: str
+    passed: bool
+    detail: str
+    skipped: bool
+
+
+class ReferenceData(TypedDict, total=False):
+    """The smoke run's view of the CUDA reference run (``stages/smoke.py``'s ``_compare``)."""
+
+    available: bool
+    comparison: JsonObject | None  # ``Comparison.to_dict()``: status, detail, differences, difference_count
+    ok: bool | None
+    summary: str | None
+    gpu: JsonObject | None
+    fake_gpu: bool
+    reuse_note: str
+    not_reused: bool
+
+
+class SmokeData(TypedDict, total=False):
+    no_smoke_command: bool  # skipped
+    # a plain smoke command (``GpuRun.to_dict()`` with the outputs cut to their tails, and the judgement)
+    probe: JsonObject
+    gpu: JsonObject | None
+    env: dict[str, str] | None
+    execution: JsonObject | None  # ``Execution.to_dict()``: exit_code, signal, timed_out, duration_s, stdout, ...
+    error: str
+    checks: list[CheckData]
+    classification: ClassificationData | None  # None when it passed
+    reference: ReferenceData | None
+    fake_gpu: bool
+    # a validation preset (``stages/smoke_presets.py``)
+    preset: str
+    run: JsonObject
+    measurements: JsonObject
