@@ -6,10 +6,15 @@ import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import django_stubs_ext
 from kombu import Queue  # type: ignore[attr-defined]
 
 from migrator.envconf import env_bool, env_fake_gpus, env_https_urls, env_int, env_list, env_mode, env_networks, env_str
 from migrator.localdb import database_credentials, database_engine
+
+# Lets generic Django classes take type arguments at run time (ModelAdmin[Run], ModelForm[...]), so the
+# admin and form classes are checked by mypy like the rest.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MIGRATOR_VAR_DIR", str(BASE_DIR / "var")))

@@ -1,8 +1,7 @@
 """State changes for users and teams, shared by the admin, commands and tests."""
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 
@@ -12,9 +11,8 @@ from migrator.accounts.models import Membership, Team
 @transaction.atomic
 def create_user_and_team(
     username: str, password: str, team_name: str, *, email: str = "", superuser: bool = False
-) -> tuple[AbstractBaseUser, Team, bool]:
+) -> tuple[User, Team, bool]:
     """Create (or update the password of) a user and make them owner of a team. Returns created flag."""
-    User = get_user_model()
     user, created = User.objects.get_or_create(username=username, defaults={"email": email})
     user.set_password(password)
     if superuser:
@@ -26,7 +24,7 @@ def create_user_and_team(
     return user, team, created
 
 
-def add_member(team: Team, user: AbstractBaseUser, role: str = Membership.Role.MEMBER) -> Membership:
+def add_member(team: Team, user: User, role: str = Membership.Role.MEMBER) -> Membership:
     membership, _ = Membership.objects.update_or_create(team=team, user=user, defaults={"role": role})
     return membership
 

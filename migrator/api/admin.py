@@ -5,7 +5,7 @@ from migrator.api.models import ApiToken, hash_token, new_token_value
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
     """Saving a new token shows its value once, in a message; only the hash is stored."""
 
     list_display = ("name", "team", "hint", "revoked", "created_at", "last_used_at")
@@ -18,4 +18,4 @@ class ApiTokenAdmin(admin.ModelAdmin):
             value = new_token_value()
             obj.token_hash, obj.hint = hash_token(value), value[:12]
             messages.warning(request, f"API token (copy it now, it is not shown again): {value}")
-        super().save_model(request, obj, form, change)  # type: ignore[arg-type]
+        super().save_model(request, obj, form, change)

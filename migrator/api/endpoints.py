@@ -11,8 +11,9 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from ninja import Body, File, Form, NinjaAPI, Query, Schema, Status
+from ninja import Body, Form, NinjaAPI, Query, Schema, Status
 from ninja.files import UploadedFile
+from ninja.params.functions import File
 
 from migrator.accounts.models import Team
 from migrator.api.auth import Throttled, TokenAuth

@@ -17,7 +17,7 @@ from migrator.projects.access import get_project_or_404
 SECRET_FIELDS = ("webhook_secret", "gitlab_token", "host_token")
 
 
-class IntegrationForm(forms.ModelForm):
+class IntegrationForm(forms.ModelForm[ProjectIntegration]):
     """Secret fields are never shown back; leaving one empty keeps the stored value."""
 
     generate_webhook_secret = forms.BooleanField(required=False, label="Generate a new GitHub webhook secret")

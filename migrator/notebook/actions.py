@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
@@ -73,7 +73,7 @@ def _unique_slug(base: str) -> str:
 
 @transaction.atomic
 def save_entry(
-    data: EntryData, *, user: AbstractBaseUser | None, entry: Entry | None = None,
+    data: EntryData, *, user: User | None, entry: Entry | None = None,
     origin: str = Entry.Origin.USER, note: str = "",
 ) -> Entry:
     data.validate()
@@ -105,7 +105,7 @@ def refresh_search_vector(entry_id: int) -> None:
     Entry.objects.filter(pk=entry_id).update(search_vector=vector)
 
 
-def mark_fixed(entry: Entry, user: AbstractBaseUser, run: Run | None = None) -> bool:
+def mark_fixed(entry: Entry, user: User, run: Run | None = None) -> bool:
     """Record "this fixed it" once per user; returns False when the user had already said so."""
     try:
         with transaction.atomic():
@@ -135,7 +135,7 @@ def export_notebook() -> dict[str, Any]:
 
 
 @transaction.atomic
-def import_notebook(payload: dict[str, Any], *, user: AbstractBaseUser | None) -> dict[str, int]:
+def import_notebook(payload: dict[str, Any], *, user: User | None) -> dict[str, int]:
     """Create entries with new slugs, update those whose slug exists; all or nothing."""
     if not isinstance(payload, dict) or payload.get("format") != EXPORT_FORMAT:
         raise NotebookError(f"not a notebook export (expected format {EXPORT_FORMAT!r})")

@@ -6,10 +6,11 @@ import json
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from migrator.accounts.requests import AuthenticatedRequest
 from migrator.lib.markdown import render_markdown
 from migrator.lib.signatures.proposal import signature_from_log_line
 from migrator.notebook import actions
@@ -29,7 +30,7 @@ def _all_tags() -> list[str]:
 
 @login_required
 @require_GET
-def notebook_index(request: HttpRequest) -> HttpResponse:
+def notebook_index(request: AuthenticatedRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     params = form.cleaned_data if form.is_valid() else {"q": "", "stage": "", "tag": ""}
     hits = search_entries(params["q"], stage=params["stage"], tag=params["tag"])
@@ -42,7 +43,7 @@ def notebook_index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def entry_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def entry_detail(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     entry = get_object_or_404(Entry.objects.prefetch_related("signatures"), slug=slug)
     context = {
         "entry": entry, "cause_html": render_markdown(entry.cause), "fix_html": render_markdown(entry.fix),
@@ -56,7 +57,7 @@ def entry_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def entry_new(request: HttpRequest) -> HttpResponse:
+def entry_new(request: AuthenticatedRequest) -> HttpResponse:
     if request.method == "POST":
         form = EntryForm(request.POST)
         if form.is_valid():
@@ -68,7 +69,7 @@ def entry_new(request: HttpRequest) -> HttpResponse:
     return render(request, "notebook/edit.html", {"form": form, "entry": None})
 
 
-def _prefill(request: HttpRequest) -> dict[str, object]:
+def _prefill(request: AuthenticatedRequest) -> dict[str, object]:
     """Initial values from a failing log line ("add to notebook" on a stage)."""
     prefill = PrefillForm(request.GET)
     if not prefill.is_valid() or not prefill.cleaned_data["line"]:
@@ -85,7 +86,7 @@ def _prefill(request: HttpRequest) -> dict[str, object]:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def entry_edit(request: HttpRequest, slug: str) -> HttpResponse:
+def entry_edit(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     entry = get_object_or_404(Entry, slug=slug)
     if request.method == "POST":
         form = EntryForm(request.POST)
@@ -104,7 +105,7 @@ def entry_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def entry_history(request: HttpRequest, slug: str) -> HttpResponse:
+def entry_history(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     entry = get_object_or_404(Entry, slug=slug)
     revisions = entry.revisions.select_related("author")
     return render(request, "notebook/history.html", {"entry": entry, "revisions": revisions})
@@ -112,7 +113,7 @@ def entry_history(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def entry_fixed(request: HttpRequest, slug: str) -> HttpResponse:
+def entry_fixed(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     entry = get_object_or_404(Entry, slug=slug)
     if actions.mark_fixed(entry, request.user):
         messages.success(request, "Thanks: counted as 'this fixed it'.")
@@ -123,7 +124,7 @@ def entry_fixed(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def notebook_export(request: HttpRequest) -> JsonResponse:
+def notebook_export(request: AuthenticatedRequest) -> JsonResponse:
     response = JsonResponse(actions.export_notebook(), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = 'attachment; filename="migrator-notebook.json"'
     return response
@@ -131,7 +132,7 @@ def notebook_export(request: HttpRequest) -> JsonResponse:
 
 @staff_member_required
 @require_http_methods(["GET", "POST"])
-def notebook_import(request: HttpRequest) -> HttpResponse:
+def notebook_import(request: AuthenticatedRequest) -> HttpResponse:
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:

@@ -33,7 +33,7 @@ REFERENCE_RUN_TASK = "worker.tasks.reference_run"
 SWEEP_TASK = "worker.tasks.sweep"
 
 
-def _task(name: str) -> Task:  # type: ignore[type-arg]
+def _task(name: str) -> Task:
     return app.tasks[name]
 
 

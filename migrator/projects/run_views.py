@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
+from migrator.accounts.requests import AuthenticatedRequest
 from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.access import get_run_or_404, get_stage_or_404
@@ -64,7 +65,7 @@ def _log_context(stage: Stage) -> dict[str, object]:
 
 @login_required
 @require_GET
-def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_detail(request: AuthenticatedRequest, run_id: int) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
     choice = StageChoiceForm(request.GET)
     requested = choice.cleaned_data["stage"] if choice.is_valid() else ""
@@ -76,7 +77,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_status(request: AuthenticatedRequest, run_id: int) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
     live = LiveForm(request.GET)
     seen = live.cleaned_data.get("v") if live.is_valid() else None
@@ -98,7 +99,7 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def stage_log(request: HttpRequest, run_id: int, stage_name: str) -> HttpResponse:
+def stage_log(request: AuthenticatedRequest, run_id: int, stage_name: str) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
     stage = get_stage_or_404(run, stage_name)
     form = LogForm(request.GET)
@@ -115,7 +116,7 @@ def stage_log(request: HttpRequest, run_id: int, stage_name: str) -> HttpRespons
 
 @login_required
 @require_GET
-def stage_log_raw(request: HttpRequest, run_id: int, stage_name: str) -> HttpResponse:
+def stage_log_raw(request: AuthenticatedRequest, run_id: int, stage_name: str) -> StreamingHttpResponse:
     run = get_run_or_404(request.user, run_id)
     stage = get_stage_or_404(run, stage_name)
     response = StreamingHttpResponse(stream_log(stage), content_type="text/plain; charset=utf-8")
@@ -126,7 +127,7 @@ def stage_log_raw(request: HttpRequest, run_id: int, stage_name: str) -> HttpRes
 
 @login_required
 @require_POST
-def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_cancel(request: AuthenticatedRequest, run_id: int) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
     if run.is_final:
         messages.info(request, "The run had already finished.")
@@ -140,7 +141,7 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def run_rerun(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_rerun(request: AuthenticatedRequest, run_id: int) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
     form = RerunForm(request.POST)
     if not form.is_valid():

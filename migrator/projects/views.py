@@ -7,11 +7,12 @@ from django.conf import settings as django_settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from migrator.accounts.requests import AuthenticatedRequest
 from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.access import get_project_or_404, projects_for, teams_for
@@ -26,13 +27,13 @@ from migrator.projects.uploads import LimitedUploadHandler
 from worker.project_settings import ProjectSettings
 
 
-def _new_project_form(request: HttpRequest, data: object = None, files: object = None) -> NewProjectForm:
+def _new_project_form(request: AuthenticatedRequest, data: object = None, files: object = None) -> NewProjectForm:
     return NewProjectForm(
         data, files, teams=teams_for(request.user), allow_local_git=django_settings.MIGRATOR_ALLOW_LOCAL_GIT
     )
 
 
-def _upload_too_large(request: HttpRequest) -> bool:
+def _upload_too_large(request: AuthenticatedRequest) -> bool:
     if getattr(request, "upload_too_large", False):
         limit_mb = django_settings.MIGRATOR_MAX_UPLOAD_BYTES // (1024 * 1024)
         messages.error(request, f"The archive is larger than the {limit_mb} MB limit; nothing was stored.")
@@ -42,7 +43,7 @@ def _upload_too_large(request: HttpRequest) -> bool:
 
 @login_required
 @require_GET
-def project_list(request: HttpRequest) -> HttpResponse:
+def project_list(request: AuthenticatedRequest) -> HttpResponse:
     projects = list(projects_for(request.user).select_related("team").order_by("team__name", "name"))
     context = {"projects": projects, "rows": project_rows(projects), "form": _new_project_form(request)}
     return render(request, "projects/list.html", context)
@@ -51,13 +52,13 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @csrf_exempt  # upload handlers must be set before the CSRF check reads the body; checked just below
 @login_required
 @require_POST
-def project_create(request: HttpRequest) -> HttpResponse:
+def project_create(request: AuthenticatedRequest) -> HttpResponse:
     request.upload_handlers = [LimitedUploadHandler(request)]
     return _project_create(request)
 
 
 @csrf_protect
-def _project_create(request: HttpRequest) -> HttpResponse:
+def _project_create(request: AuthenticatedRequest) -> HttpResponse:
     form = _new_project_form(request, request.POST, request.FILES)
     if _upload_too_large(request) or not form.is_valid():
         projects = projects_for(request.user).select_related("team")
@@ -80,7 +81,7 @@ def _project_create(request: HttpRequest) -> HttpResponse:
     return redirect(run)
 
 
-def _detail_page(request: HttpRequest, project: Project, form: StartRunForm | None = None) -> HttpResponse:
+def _detail_page(request: AuthenticatedRequest, project: Project, form: StartRunForm | None = None) -> HttpResponse:
     runs = project.runs.select_related("archive").order_by("-number")
     page = Paginator(runs, 25).get_page(request.GET.get("page"))
     context = {
@@ -93,24 +94,24 @@ def _detail_page(request: HttpRequest, project: Project, form: StartRunForm | No
 
 @login_required
 @require_GET
-def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
+def project_detail(request: AuthenticatedRequest, project_id: int) -> HttpResponse:
     return _detail_page(request, get_project_or_404(request.user, project_id))
 
 
 @csrf_exempt  # see project_create
 @login_required
 @require_POST
-def run_start(request: HttpRequest, project_id: int) -> HttpResponse:
+def run_start(request: AuthenticatedRequest, project_id: int) -> HttpResponse:
     request.upload_handlers = [LimitedUploadHandler(request)]
     return _run_start(request, project_id)
 
 
 @csrf_protect
-def _run_start(request: HttpRequest, project_id: int) -> HttpResponse:
+def _run_start(request: AuthenticatedRequest, project_id: int) -> HttpResponse:
     project = get_project_or_404(request.user, project_id)
     form = StartRunForm(request.POST, request.FILES)
     if _upload_too_large(request) or not form.is_valid():
-        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs) or "invalid input")
+        messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs) or "invalid input")
         return redirect(project)
     if queue_is_down():
         messages.error(request, queue_down_message())
@@ -129,7 +130,7 @@ def _run_start(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+def project_settings(request: AuthenticatedRequest, project_id: int) -> HttpResponse:
     project = get_project_or_404(request.user, project_id)
     effective = ProjectSettings.stored_or_default(project.settings)
     fields = ProjectSettingsForm(initial=initial_values(effective))

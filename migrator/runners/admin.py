@@ -4,5 +4,5 @@ from migrator.runners.models import Runner
 
 
 @admin.register(Runner)
-class RunnerAdmin(admin.ModelAdmin):
+class RunnerAdmin(admin.ModelAdmin[Runner]):
     list_display = ("name", "profile", "last_seen")
