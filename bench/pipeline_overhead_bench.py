@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 from _benchdb import ROOT, BenchEnv, load_note, percentile, scratch_django
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
     from migrator.projects.models import Project
 
@@ -104,7 +104,7 @@ def poll(read: Callable[[], T | None], timeout: float = 60.0) -> T:
     raise SystemExit("timed out waiting for the worker (see the worker log)")
 
 
-def one_run(project: Project, user: AbstractBaseUser) -> Timing:
+def one_run(project: Project, user: User) -> Timing:
     from django.utils import timezone
 
     from migrator.pipeline.dispatch import start_run

@@ -27,6 +27,7 @@ from worker.runner.gpus import GpuProbe, probe
 from worker.runner.leasing import default_lock_dir, lease_gpu
 from worker.runner.reference import build_cuda_reference
 from worker.runner.sampling import gpu_memory_sampler
+from worker.toolchain.sandbox import Sandbox
 
 KERNELS = r"""
 #include "kernels.h"
@@ -120,8 +121,9 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="reference-demo-"))
     write_sources(work / "source")
     settings = ProjectSettings(smoke_checks=(SmokeCheck("text", "PASSED"),))
+    sandbox = Sandbox(None, work, gpu_devices=True)  # the host's CUDA toolkit, read-only, as a cuda runner
     build = build_cuda_reference(
-        work / "source", work / "build", settings, arch, log=lambda text: print(text, end="")
+        work / "source", work / "build", settings, sandbox, arch, log=lambda text: print(text, end="")
     )
     print(f"build: ok={build.ok} arch={build.arch} executables={build.executables} {build.duration_s:.2f} s")
     results: dict[str, object] = {"probe": found.to_dict(), "build": build.to_dict()}

@@ -31,7 +31,11 @@ def context(name: str, files: dict[str, Path], settings: dict[str, object]) -> S
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(origin, target) if origin.is_dir() else shutil.copy(origin, target)
     return StageContext(1, 1, workspace, ProjectSettings.from_dict(settings), root / "cache", {},
-                        log=lambda text: sys.stderr.write(f"[{name}] {text}"))
+                        log=lambda text: _log(name, text))
+
+
+def _log(name: str, text: str) -> None:
+    sys.stderr.write(f"[{name}] {text}")
 
 
 def report(name: str, ctx: StageContext) -> None:

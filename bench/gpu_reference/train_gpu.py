@@ -29,7 +29,7 @@ def main() -> None:
         logits = model(stream[:, :-1])
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, VOCAB), stream[:, 1:].reshape(-1))
         optimizer.zero_grad()
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves it unannotated
         optimizer.step()
         if device == "cuda":
             torch.cuda.synchronize()

@@ -131,7 +131,7 @@ def _switch(app: object, url: str) -> None:
 
     # kombu keeps connection pools in a process-wide registry keyed by broker URL: a pool closed here would
     # be handed back, closed, the next time that URL is used ("Acquire on closed pool"). Reset them all.
-    pools.reset()
+    pools.reset()  # type: ignore[no-untyped-call]  # kombu leaves it unannotated
     app.conf.broker_url = url  # type: ignore[attr-defined]
     app._pool = None  # type: ignore[attr-defined]
     app.amqp._producer_pool = None  # type: ignore[attr-defined]
