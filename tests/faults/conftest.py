@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.brokerhost import RedisServer, celery_app_on, start_worker, stop_worker, wait_for_worker, worker_env
+from tests.brokerhost import RedisServer, celery_app_on, kill_worker, start_worker, wait_for_worker, worker_env
 
 FAULT_STAGES = ("fetch", "scan")
 SWEEP_S = 2  # the workers' sweep interval in these tests (production: 30 s)
@@ -57,5 +57,7 @@ def fault_worker(transactional_db, own_broker, fault_stages, tmp_path):  # type:
 
     launcher: Callable[..., subprocess.Popen[bytes]] = start
     yield launcher
+    # Killed, not stopped warmly: the test is over and its broker goes next, so a warm shutdown (seconds
+    # each) would finish work nobody reads; a kill also ends any task before the database is emptied.
     for proc in started:
-        stop_worker(proc)
+        kill_worker(proc)

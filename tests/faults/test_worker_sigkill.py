@@ -12,8 +12,8 @@ from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Run, Stage
+from tests.brokerhost import kill_worker
 from tests.conftest import make_tar_gz, wait_for
-from tests.faults.brokerhost import kill_worker
 from tests.faults.conftest import STALE_S, SWEEP_S
 
 
