@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from tests.brokerhost import celery_app_on
+from tests.brokerhost import RedisServer, celery_app_on
 from tests.session_worker import SessionWorker
 from tests.worker_settings import WorkerSettings
 
@@ -162,6 +162,17 @@ def _test_db_name() -> str:
     from django.db import connection
 
     return connection.settings_dict["NAME"]
+
+
+@pytest.fixture
+def own_broker(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of this test's own, empty, that this process publishes to for the test: for tests
+    that read what the broker holds, restart it, or kill it (the suite's test broker is shared)."""
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    with celery_app_on(server.url):
+        yield server
+    server.kill()
 
 
 @pytest.fixture(scope="session")

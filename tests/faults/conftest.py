@@ -1,26 +1,17 @@
-"""Fault fixtures: a private Redis broker (restartable) and real Celery workers on it."""
+"""Fault fixtures: real Celery workers on the test's private broker (``own_broker``, restartable)."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.brokerhost import RedisServer, celery_app_on, kill_worker, start_worker, wait_for_worker, worker_env
+from tests.brokerhost import kill_worker, start_worker, wait_for_worker, worker_env
 
 FAULT_STAGES = ("fetch", "scan")
 SWEEP_S = 2  # the workers' sweep interval in these tests (production: 30 s)
 STALE_S = 5  # heartbeat limit (production: 120 s)
-
-
-@pytest.fixture
-def own_broker(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path / "redis")
-    server.start()
-    with celery_app_on(server.url):
-        yield server
-    server.kill()
 
 
 @pytest.fixture
