@@ -85,19 +85,6 @@ def git_repo(tmp_path: Path, cuda_files: dict[str, str]) -> Path:
 
 
 @pytest.fixture
-def archive_project(team_user, cuda_archive):  # type: ignore[no-untyped-def]
-    """The team's project with the demo CUDA archive uploaded, made through the actions."""
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    from migrator.projects import actions
-
-    user, team = team_user
-    project = actions.create_project(team, "demo", user=user)
-    actions.store_archive(project, SimpleUploadedFile("demo.tgz", cuda_archive), "demo.tgz", user)
-    return project
-
-
-@pytest.fixture
 def team_user(db):  # type: ignore[no-untyped-def]
     from migrator.accounts.actions import create_user_and_team
 
@@ -117,6 +104,19 @@ def other_team_user(db):  # type: ignore[no-untyped-def]
 def alice_client(client, team_user):  # type: ignore[no-untyped-def]
     client.force_login(team_user[0])
     return client
+
+
+@pytest.fixture
+def archive_project(team_user, cuda_archive):  # type: ignore[no-untyped-def]
+    """The team's project with the demo CUDA archive uploaded, made through the actions."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from migrator.projects import actions
+
+    user, team = team_user
+    project = actions.create_project(team, "demo", user=user)
+    actions.store_archive(project, SimpleUploadedFile("demo.tgz", cuda_archive), "demo.tgz", user)
+    return project
 
 
 @pytest.fixture(autouse=True)
