@@ -28,7 +28,7 @@ from pathlib import Path
 from _benchdb import ROOT, load_note, scratch_django
 
 sys.path.insert(0, str(ROOT))
-from tests.faults.brokerhost import RedisServer, start_worker, stop_worker, wait_for_worker  # noqa: E402
+from tests.brokerhost import RedisServer, start_worker, stop_worker, wait_for_worker  # noqa: E402
 
 DISABLED = "scan,hipify,compile,link,smoke"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-import sys
 import tarfile
 import time
 from collections.abc import Iterator
@@ -12,6 +11,10 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+
+from tests.brokerhost import RedisServer, celery_app_on
+from tests.session_worker import SessionWorker
+from tests.worker_settings import WorkerSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,6 +106,19 @@ def alice_client(client, team_user):  # type: ignore[no-untyped-def]
     return client
 
 
+@pytest.fixture
+def archive_project(team_user, cuda_archive):  # type: ignore[no-untyped-def]
+    """The team's project with the demo CUDA archive uploaded, made through the actions."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from migrator.projects import actions
+
+    user, team = team_user
+    project = actions.create_project(team, "demo", user=user)
+    actions.store_archive(project, SimpleUploadedFile("demo.tgz", cuda_archive), "demo.tgz", user)
+    return project
+
+
 @pytest.fixture(autouse=True)
 def _isolated_var_dirs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[None]:
     """Each Django test gets its own workspace, upload and cache folders (helpers run tests concurrently)."""
@@ -149,57 +165,55 @@ def _test_db_name() -> str:
 
 
 @pytest.fixture
-def celery_worker_process(request, transactional_db, settings) -> Iterator[subprocess.Popen[bytes]]:  # type: ignore[no-untyped-def]
-    """A real Celery worker process on the test broker and the test database.
+def own_broker(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of this test's own, empty, that this process publishes to for the test: for tests
+    that read what the broker holds, restart it, or kill it (the suite's test broker is shared)."""
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    with celery_app_on(server.url):
+        yield server
+    server.kill()
 
-    ``@pytest.mark.worker_stages("fetch", ...)`` limits the stages it (and this process) may run.
-    Local git paths are allowed for it, so tests can clone fixture repositories.
+
+@pytest.fixture(scope="session")
+def session_worker(django_db_setup, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionWorker]:
+    """The session's shared Celery worker (tests/session_worker.py says how tests share it): its private
+    broker starts now, the worker itself when a test first asks for it. Torn down before the test database."""
+    shared = SessionWorker(tmp_path_factory.mktemp("session-worker"), _test_db_name())
+    shared.start_broker()
+    try:
+        yield shared
+    finally:
+        shared.stop()
+
+
+@pytest.fixture
+def celery_worker_process(request, transactional_db, settings, session_worker: SessionWorker) -> Iterator[subprocess.Popen[bytes]]:  # type: ignore[no-untyped-def]
+    """A real Celery worker process on the test database, consuming the cpu and hooks queues.
+
+    One worker serves all tests for the session, on its own broker, which this process publishes to while
+    the test runs; it is idle and its broker empty at the start and the end of each test. The stages it
+    may run (``@pytest.mark.worker_stages("fetch", ...)``, else this test's ``MIGRATOR_DISABLED_STAGES``)
+    and this test's workspace and cache folders reach it through a settings file it reads before each
+    task. Local git paths are allowed for it, so tests can clone fixture repositories. A test may kill it;
+    the next test gets a fresh one.
     """
     from migrator.celery import app
     from migrator.projects.constants import STAGE_NAMES
+    from migrator.projects.models import Stage
 
     marker = request.node.get_closest_marker("worker_stages")
     if marker is not None:
         settings.MIGRATOR_DISABLED_STAGES = [n for n in STAGE_NAMES if n not in marker.args]
-    app.control.purge()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "migrator.test_settings",
-        "MIGRATOR_DB_NAME": _test_db_name(),
-        "MIGRATOR_DISABLED_STAGES": ",".join(settings.MIGRATOR_DISABLED_STAGES),
-        "MIGRATOR_WORKSPACE_ROOT": str(settings.MIGRATOR_WORKSPACE_ROOT),
-        "MIGRATOR_CACHE_ROOT": str(settings.MIGRATOR_CACHE_ROOT),
-        "PYTHONUNBUFFERED": "1",
-        "MIGRATOR_ALLOW_LOCAL_GIT": "true",
-    }
     Path(settings.MIGRATOR_WORKSPACE_ROOT).mkdir(parents=True, exist_ok=True)
-    log = open(Path(settings.MIGRATOR_WORKSPACE_ROOT).parent / "test-worker.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "migrator", "worker", "-Q", "cpu,hooks", "-P", "prefork", "-c", "1",
-         "-l", "INFO", "-n", f"test-worker-{os.getpid()}@%h", "--without-mingle", "--without-gossip"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    _wait_for_worker(proc)
-    yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
-
-
-def _wait_for_worker(proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
-    from migrator.celery import app
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("celery worker exited at start; see var/test-worker.log")
-        replies = app.control.ping(timeout=0.5)
-        if replies:
-            return
-    raise RuntimeError("celery worker did not answer a ping")
+    declared = set(app.amqp.queues)
+    with celery_app_on(session_worker.broker_url):
+        proc = session_worker.serve(WorkerSettings.of(settings), declared)
+        try:
+            yield proc
+        finally:
+            # Also the queues this test's stages were routed to (a runner's rocm.<gfx>, say).
+            session_worker.settle(declared | set(Stage.objects.exclude(queue="").values_list("queue", flat=True)))
 
 
 def wait_for(predicate, timeout: float = 60, interval: float = 0.2):  # type: ignore[no-untyped-def]

@@ -7,9 +7,6 @@ notebook entry for that case must be matched.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,33 +18,26 @@ from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import RunState, StageState
 from migrator.runners.models import Runner
-from tests.conftest import ROOT, VADD_CU, _test_db_name, make_tar_gz, wait_for
+from tests.brokerhost import kill_worker, node_name, start_worker, worker_env
+from tests.conftest import VADD_CU, _test_db_name, make_tar_gz, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def rocm_runner(celery_worker_process, settings, tmp_path: Path) -> Iterator[Runner]:  # type: ignore[no-untyped-def]
-    env = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "migrator.test_settings", "MIGRATOR_DB_NAME": _test_db_name(),
-        "MIGRATOR_RUNNER_PROFILE": "rocm", "MIGRATOR_FAKE_GPUS": "gfx90a", "PYTHONUNBUFFERED": "1",
-        "MIGRATOR_WORKSPACE_ROOT": str(settings.MIGRATOR_WORKSPACE_ROOT),
-        "MIGRATOR_CACHE_ROOT": str(settings.MIGRATOR_CACHE_ROOT),
-        "MIGRATOR_GPU_LOCK_DIR": str(tmp_path / "gpu-locks"),
-    }
-    name = f"rocm-e2e-{os.getpid()}"
-    log = open(tmp_path / "rocm-worker.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "migrator", "worker", "-Q", "rocm", "-P", "prefork", "-c", "1",
-         "-n", f"{name}@%h", "--without-mingle", "--without-gossip"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+def rocm_runner(celery_worker_process, session_worker, settings, tmp_path: Path) -> Iterator[Runner]:  # type: ignore[no-untyped-def]
+    """A ROCm runner process (fake gfx90a) on the shared worker's broker, for this test alone."""
+    env = worker_env(
+        broker_url=session_worker.broker_url, db_name=_test_db_name(), workspace=Path(settings.MIGRATOR_WORKSPACE_ROOT),
+        cache=Path(settings.MIGRATOR_CACHE_ROOT), disabled=list(settings.MIGRATOR_DISABLED_STAGES),
+        extra={"MIGRATOR_RUNNER_PROFILE": "rocm", "MIGRATOR_FAKE_GPUS": "gfx90a",
+               "MIGRATOR_GPU_LOCK_DIR": str(tmp_path / "gpu-locks")},
     )
+    proc = start_worker(env, tmp_path / "rocm-worker.log", name="rocm-e2e", beat=False, queues="rocm")
     try:
-        yield wait_for(lambda: Runner.objects.filter(name__startswith=f"{name}@").first(), timeout=60)
+        yield wait_for(lambda: Runner.objects.filter(name=node_name("rocm-e2e")).first(), timeout=60)
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
+        kill_worker(proc)  # the run is final by then: nothing to finish, and no warm shutdown to wait for
 
 
 def test_a_cuda_project_goes_through_every_stage_on_real_workers(rocm_runner, team_user) -> None:  # type: ignore[no-untyped-def]

@@ -1,26 +1,17 @@
-"""Fault fixtures: a private Redis broker (restartable) and real Celery workers on it."""
+"""Fault fixtures: real Celery workers on the test's private broker (``own_broker``, restartable)."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.faults.brokerhost import RedisServer, celery_app_on, start_worker, stop_worker, wait_for_worker, worker_env
+from tests.brokerhost import kill_worker, start_worker, wait_for_worker, worker_env
 
 FAULT_STAGES = ("fetch", "scan")
 SWEEP_S = 2  # the workers' sweep interval in these tests (production: 30 s)
 STALE_S = 5  # heartbeat limit (production: 120 s)
-
-
-@pytest.fixture
-def own_broker(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path / "redis")
-    server.start()
-    with celery_app_on(server.url):
-        yield server
-    server.kill()
 
 
 @pytest.fixture
@@ -57,5 +48,7 @@ def fault_worker(transactional_db, own_broker, fault_stages, tmp_path):  # type:
 
     launcher: Callable[..., subprocess.Popen[bytes]] = start
     yield launcher
+    # Killed, not stopped warmly: the test is over and its broker goes next, so a warm shutdown (seconds
+    # each) would finish work nobody reads; a kill also ends any task before the database is emptied.
     for proc in started:
-        stop_worker(proc)
+        kill_worker(proc)

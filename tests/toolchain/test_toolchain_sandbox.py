@@ -31,6 +31,12 @@ def box(tmp_path: Path, root: ToolchainRoot) -> Sandbox:
     return Sandbox(root, tmp_path / "ws")
 
 
+@pytest.mark.parametrize("workspace", [Path("/"), Path.cwd(), Path.cwd().parent, Path("")])
+def test_the_filesystem_root_or_a_folder_holding_the_current_one_is_never_a_workspace(workspace: Path) -> None:
+    with pytest.raises(ValueError, match="not a folder of its own"):
+        Sandbox(None, workspace)
+
+
 def test_commands_run_over_the_toolchain_root_as_an_unprivileged_user(box: Sandbox) -> None:
     result = box.run(["sh", "-c", "id -u; hipcc --version; ls /opt/rocm/include/hipblas/hipblas.h; pwd"], limits=LIMITS)
     assert result.ok, result.process.output

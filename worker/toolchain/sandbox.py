@@ -73,6 +73,16 @@ def sandbox_uid() -> int:
     return int(os.environ.get("MIGRATOR_SANDBOX_UID") or 64400)
 
 
+def own_folder(workspace: Path) -> Path:
+    """``workspace`` if it can be handed to the sandbox user: a root worker gives it away recursively, so
+    the filesystem root or a folder holding this process's current one (a common folder computed from a
+    stray relative path, say) would give the host away. Raises ``ValueError`` for those."""
+    here = Path.cwd().resolve()
+    if workspace == Path(workspace.anchor) or workspace == here or workspace in here.parents:
+        raise ValueError(f"{workspace} is not a folder of its own; refusing it as a sandbox workspace")
+    return workspace
+
+
 class Sandbox:
     """One workspace over one toolchain root; ``run`` as many commands in it as needed.
 
@@ -85,7 +95,7 @@ class Sandbox:
         read_only: Sequence[str] = ("source",), environment: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
-        self.workspace = workspace.resolve()
+        self.workspace = own_folder(workspace.resolve())
         self.gpu_devices = gpu_devices
         self.read_only = [self.workspace / name for name in read_only if (self.workspace / name).is_dir()]
         self.environment = dict(environment or {})

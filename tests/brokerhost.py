@@ -1,4 +1,5 @@
-"""A private redis-server and Celery worker processes for fault tests and the broker benchmark.
+"""Private redis-servers and real Celery worker processes: for the fault tests, the session's shared
+worker (tests/session_worker.py) and the broker benchmark.
 
 Nothing here touches the shared Redis: each ``RedisServer`` runs on a free port of its own,
 without persistence (``--save '' --appendonly no``), so a restart loses every message, as a
@@ -12,13 +13,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import redis
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
@@ -81,11 +82,16 @@ def worker_env(*, broker_url: str, db_name: str, workspace: Path, cache: Path, d
     }
 
 
+def node_name(name: str) -> str:
+    """The Celery node name ``start_worker`` gives the worker called ``name`` (unique to this test process)."""
+    return f"{name}-{os.getpid()}@{socket.gethostname()}"
+
+
 def start_worker(env: dict[str, str], log_path: Path, *, name: str, beat: bool, concurrency: int = 1,
-                 queues: str = "cpu,hooks") -> subprocess.Popen[bytes]:
+                 queues: str = "cpu,hooks", app: str = "migrator") -> subprocess.Popen[bytes]:
     """A real Celery worker in its own process group (so a SIGKILL takes its children too)."""
-    args = [sys.executable, "-m", "celery", "-A", "migrator", "worker", "-Q", queues, "-P", "prefork",
-            "-c", str(concurrency), "-l", "INFO", "-n", f"{name}-{os.getpid()}@%h", "--without-mingle",
+    args = [sys.executable, "-m", "celery", "-A", app, "worker", "-Q", queues, "-P", "prefork",
+            "-c", str(concurrency), "-l", "INFO", "-n", node_name(name), "--without-mingle",
             "--without-gossip"]
     if beat:
         args += ["-B", "-s", str(log_path.parent / f"{name}-beat-schedule")]
@@ -97,10 +103,13 @@ def start_worker(env: dict[str, str], log_path: Path, *, name: str, beat: bool, 
 
 
 def kill_worker(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the worker's whole process group: no chance to finish, ack or say goodbye."""
-    if proc.poll() is None:
+    """SIGKILL the worker's whole process group: no chance to finish, ack or say goodbye. Its pool
+    processes go too, even when the main process was killed alone before."""
+    try:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass  # the group is gone already
+    proc.wait(timeout=10)
 
 
 def stop_worker(proc: subprocess.Popen[bytes]) -> None:
@@ -138,14 +147,37 @@ def _switch(app: object, url: str) -> None:
 
 
 def wait_for_worker(proc: subprocess.Popen[bytes], name: str, timeout: float = 60) -> None:
-    """Until the worker named ``name`` (as given to ``start_worker``) answers a ping."""
+    """Until the worker named ``name`` (as given to ``start_worker``) answers a ping.
+
+    The ping names that one worker and wants one reply, so it returns the moment the worker answers.
+    """
     from migrator.celery import app
 
+    node = node_name(name)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError("celery worker exited at start")
-        replies = app.control.ping(timeout=0.5) or []
-        if any(host.startswith(f"{name}-") for reply in replies for host in reply):
+        if app.control.ping(destination=[node], timeout=0.5, limit=1):
             return
     raise RuntimeError("celery worker did not answer a ping")
+
+
+def drop_unacked() -> None:
+    """Forget the messages dead workers took but never acknowledged on the broker this process publishes to
+    (Redis would deliver them again after the visibility timeout). Only for a private broker no live
+    worker uses."""
+    from migrator.celery import app
+
+    with app.connection_for_write() as conn:
+        channel = conn.default_channel
+        channel.client.delete(channel.unacked_key, channel.unacked_index_key)
+
+
+def purge_queues(queues: Iterable[str]) -> int:
+    """Drop every message waiting in ``queues`` on the broker this process publishes to; how many there were."""
+    from migrator.celery import app
+
+    with app.connection_for_write() as conn:
+        channel = conn.default_channel
+        return sum(int(channel.queue_purge(queue) or 0) for queue in sorted(set(queues)))

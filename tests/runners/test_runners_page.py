@@ -1,9 +1,15 @@
-"""The runners page renders what migrator.runners.presence stores: the heartbeat plus the build toolchain."""
+"""The runners page renders what migrator.runners.presence stores: online and offline runners, the heartbeat
+plus the build toolchain, and how long the detection of a dead worker takes."""
 from __future__ import annotations
+
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
+from migrator.runners import presence
+from migrator.runners.models import Runner
 from migrator.runners.presence import describe, register
 
 pytestmark = pytest.mark.django_db
@@ -29,3 +35,23 @@ def test_runners_page_says_when_toolchain_detection_failed(alice_client) -> None
                                              "build_toolchain": {"error": "<b>boom</b>"}})
     page = alice_client.get(reverse("runners:list")).content.decode()
     assert "no ROCm toolchain: &lt;b&gt;boom&lt;/b&gt;" in page and "CPU worker" in page
+
+
+def test_the_runners_page_shows_online_and_offline_runners(alice_client) -> None:  # type: ignore[no-untyped-def]
+    presence.register("gpu-box@a", "rocm", ["rocm", "rocm.gfx90a"], {
+        "gpus": [{"index": 0, "name": "AMD Instinct MI210", "arch": "gfx90a", "memory_bytes": 64 * 2**30, "fake": False}],
+        "toolchain": {"hipcc": "6.2.41133"},
+    })
+    old = presence.register("old-box@b", "cuda", ["cuda"], {})
+    Runner.objects.filter(pk=old.pk).update(last_seen=timezone.now() - timedelta(hours=2))
+    page = alice_client.get(reverse("runners:list")).content.decode()
+    assert "gpu-box@a" in page and "MI210" in page and "gfx90a" in page
+    assert page.count("online") >= 1 and "offline" in page
+
+
+def test_the_runners_page_states_how_long_dead_worker_detection_takes(alice_client, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.MIGRATOR_HEARTBEAT_STALE_S = 120
+    settings.MIGRATOR_SWEEP_INTERVAL_S = 30
+    page = alice_client.get("/runners/").content.decode()
+    assert "detected within 120–150 s" in page
+    assert "heartbeat limit 120 s + sweep every 30 s" in page

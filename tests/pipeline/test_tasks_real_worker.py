@@ -5,21 +5,12 @@ import os
 import signal
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Run
 from tests.conftest import wait_for
-
-
-@pytest.fixture
-def archive_project(team_user, cuda_archive):  # type: ignore[no-untyped-def]
-    user, team = team_user
-    project = actions.create_project(team, "celery", user=user)
-    actions.store_archive(project, SimpleUploadedFile("c.tgz", cuda_archive), "c.tgz", user)
-    return project
 
 
 def _finished(run: Run) -> Run | None:

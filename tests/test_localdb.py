@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from migrator.localdb import DbCredentials, database_credentials, database_engine
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture

@@ -1,0 +1,156 @@
+"""The orchestrator runs stages and records their outcomes: stages not installed, rejected sources,
+crashes, cancels mid-stage, and the CUDA reference beside smoke."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import types
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+
+from migrator.pipeline import orchestrator
+from migrator.projects import actions, transitions
+from migrator.projects.constants import RunState, StageState
+from migrator.projects.models import Project, Run, Stage
+from migrator.projects.workspaces import workspace_for
+from tests.markers import requires_nvcc
+from worker.context import StageResult
+from worker.stages.smoke import REFERENCE_ARTIFACT, REFERENCE_PENDING
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(project: Project) -> Run:
+    return actions.create_run(project, user=None)
+
+
+def _stage(run: Run, name: str) -> Stage:
+    return run.stages.get(name=name)
+
+
+def test_the_pipeline_records_not_available_stages_as_skipped(archive_project, only_stages) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    run = orchestrator.run_sync(_run(archive_project))
+    states = {s.name: (s.state, s.summary) for s in run.stages.all()}
+    assert states["fetch"][0] == StageState.PASSED
+    assert states["scan"] == (StageState.SKIPPED, "scan: not available on this installation")
+    assert run.state == RunState.PARTIAL  # nothing failed, but most stages were not checked
+    assert _stage(run, "fetch").log_size > 0
+
+
+def test_a_rejected_archive_fails_fetch_with_the_reason_in_log(team_user, only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import io
+    import zipfile
+
+    only_stages("fetch")
+    user, team = team_user
+    project = actions.create_project(team, "evil", user=user)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("../../escape.txt", "x")
+    actions.store_archive(project, io.BytesIO(buffer.getvalue()), "evil.zip", user)
+    run = orchestrator.run_sync(actions.create_run(project, user=user))
+    fetch = _stage(run, "fetch")
+    assert fetch.state == StageState.FAILED and "escapes the workspace" in fetch.summary
+    assert "rejected" in "".join(c.text for c in fetch.log_chunks.all())
+    assert run.state == RunState.FAILED
+    assert _stage(run, "scan").summary == "skipped: fetch failed"
+
+
+def test_a_crashing_stage_is_a_visible_failure(archive_project, only_stages, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch")
+    import worker.stages.fetch as fetch_module
+
+    def explode(ctx):  # type: ignore[no-untyped-def]
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(fetch_module, "run", explode)
+    run = orchestrator.run_sync(_run(archive_project))
+    fetch = _stage(run, "fetch")
+    assert fetch.state == StageState.FAILED and "disk on fire" in fetch.summary
+    assert "Traceback" in "".join(c.text for c in fetch.log_chunks.all())
+
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_stage_stops_when_the_run_is_cancelled(team_user, cuda_archive, only_stages, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    only_stages("fetch", "scan")
+    user, team = team_user
+    project = actions.create_project(team, "cancel", user=user)
+    actions.store_archive(project, SimpleUploadedFile("c.tgz", cuda_archive), "c.tgz", user)
+    run = actions.create_run(project, user=user)
+    checks: list[float] = []
+
+    def slow_scan(ctx):  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            checks.append(time.monotonic())
+            ctx.progress(len(checks), 1000)
+            ctx.check_cancelled()
+            time.sleep(0.05)
+        return StageResult.passed("never cancelled")
+
+    real_loader = orchestrator.load_stage_module
+    monkeypatch.setattr(orchestrator, "load_stage_module",
+                        lambda name: types.SimpleNamespace(run=slow_scan) if name == "scan" else real_loader(name))
+
+    def cancel_soon() -> None:
+        time.sleep(1.0)
+        transitions.request_cancel(run)
+        connection.close()
+
+    canceller = threading.Thread(target=cancel_soon)
+    canceller.start()
+    started = time.monotonic()
+    done = orchestrator.run_sync(run)
+    canceller.join()
+    scan = done.stages.get(name="scan")
+    assert scan.state == StageState.CANCELLED and done.state == RunState.CANCELLED
+    assert time.monotonic() - started < 10  # stopped within a couple of cancel checks, not at the 20 s end
+    assert done.stages.get(name="compile").state == StageState.CANCELLED
+    assert scan.progress_total == 1000 and 0 < scan.progress_done < 1000  # progress reached the row; it stays where it stopped
+
+
+
+def test_no_reference_is_wanted_without_an_online_cuda_runner(fetched_run, queued_smoke) -> None:  # type: ignore[no-untyped-def]
+    smoke = queued_smoke
+    assert not orchestrator.wants_reference(smoke, orchestrator.ProjectSettings.from_dict(fetched_run.project.settings))
+
+
+@requires_nvcc
+def test_the_reference_build_uses_nvcc_and_reports_the_missing_gpu(fetched_run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
+    artifacts = workspace_for(fetched_run.pk).artifacts
+    (artifacts / REFERENCE_PENDING).write_text("x")
+    result = orchestrator.execute_reference(fetched_run.pk)
+    saved = json.loads((artifacts / REFERENCE_ARTIFACT).read_text())
+    assert saved["build"]["ok"] is True  # real nvcc compiled and linked the original CUDA code
+    assert result["ok"] is False  # no NVIDIA driver here: the program cannot run
+    assert not (artifacts / REFERENCE_PENDING).exists()
+    assert (artifacts / "reference.log").read_text()
+
+
+
+def test_the_smoke_stage_waits_for_a_pending_reference_then_goes_on(fetched_run, queued_smoke, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from worker.stages import smoke as smoke_module
+
+    stage = queued_smoke
+    transitions.claim_stage(stage.pk, "w")
+    ctx = orchestrator.build_context(stage, orchestrator.StageLog(stage.pk, fetched_run.pk))
+    pending = ctx.workspace.artifacts / REFERENCE_PENDING
+    pending.write_text("x")
+    ticks: list[int] = []
+
+    def sleep(seconds: float) -> None:
+        ticks.append(1)
+        if len(ticks) == 3:
+            pending.unlink()
+
+    monkeypatch.setattr(smoke_module.time, "sleep", sleep)
+    assert smoke_module.await_reference(ctx, poll_s=0.0) is False  # finished, but wrote no result
+    assert len(ticks) == 3
+
