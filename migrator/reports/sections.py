@@ -18,6 +18,7 @@ from migrator.reports.jsondata import (
     as_str,
     counts,
 )
+from translator.mapping import load_default
 
 TOP_UNCONVERTED = 20
 LOCATIONS_PER_NAME = 5
@@ -30,10 +31,8 @@ _SEVERITY_ORDER = {"fatal": 0, "error": 1, "warning": 2, "info": 3, "note": 4, "
 @lru_cache(maxsize=1)
 def _mapping_db() -> object | None:
     try:
-        from translator.mapping import load_default
-
         return load_default()
-    except (ImportError, SyntaxError, OSError, ValueError):  # the engine or its data is absent: families read "unknown"
+    except (OSError, ValueError):  # the engine's data file is missing or unreadable: families read "unknown"
         return None
 
 

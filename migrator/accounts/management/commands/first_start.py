@@ -28,11 +28,4 @@ class Command(BaseCommand):
             self.stdout.write(f"first user created: {username} / {password} (also in {note}), team {team!r}")
         else:
             self.stdout.write("users exist already; sign in with yours (create more: manage.py create_team_user)")
-        if "seed_notebook" in _commands():
-            call_command("seed_notebook", verbosity=0)
-
-
-def _commands() -> set[str]:
-    from django.core.management import get_commands
-
-    return set(get_commands())
+        call_command("seed_notebook", verbosity=0)
