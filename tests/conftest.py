@@ -6,15 +6,26 @@ import os
 import subprocess
 import tarfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 from django.conf import settings
+from django.test import Client
+from pytest_django import DjangoDbBlocker, Settings
 
 from tests.brokerhost import RedisServer, celery_app_on
 from tests.session_worker import SessionWorker
 from tests.worker_settings import WorkerSettings
+
+if TYPE_CHECKING:  # models load only once pytest-django has set Django up
+    from django.contrib.auth.models import User
+
+    from migrator.accounts.models import Team
+    from migrator.projects.models import Project
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,7 +52,7 @@ int main() {
 """
 
 
-def make_tar_gz(files: dict[str, str | bytes], top: str = "demo") -> bytes:
+def make_tar_gz(files: Mapping[str, str | bytes], top: str = "demo") -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for name, content in sorted(files.items()):
@@ -85,7 +96,7 @@ def git_repo(tmp_path: Path, cuda_files: dict[str, str]) -> Path:
 
 
 @pytest.fixture
-def team_user(db):  # type: ignore[no-untyped-def]
+def team_user(db: None) -> tuple[User, Team]:
     from migrator.accounts.actions import create_user_and_team
 
     user, team, _ = create_user_and_team("alice", "pw-alice-123", "Alpha")
@@ -93,7 +104,7 @@ def team_user(db):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def other_team_user(db):  # type: ignore[no-untyped-def]
+def other_team_user(db: None) -> tuple[User, Team]:
     from migrator.accounts.actions import create_user_and_team
 
     user, team, _ = create_user_and_team("bob", "pw-bob-123", "Beta")
@@ -101,13 +112,13 @@ def other_team_user(db):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def alice_client(client, team_user):  # type: ignore[no-untyped-def]
+def alice_client(client: Client, team_user: tuple[User, Team]) -> Client:
     client.force_login(team_user[0])
     return client
 
 
 @pytest.fixture
-def archive_project(team_user, cuda_archive):  # type: ignore[no-untyped-def]
+def archive_project(team_user: tuple[User, Team], cuda_archive: bytes) -> Project:
     """The team's project with the demo CUDA archive uploaded, made through the actions."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -148,7 +159,7 @@ def _fresh_throttle() -> Iterator[None]:
 
 
 @pytest.fixture
-def only_stages(settings):  # type: ignore[no-untyped-def]
+def only_stages(settings: Settings) -> Callable[..., None]:
     """Limit the pipeline to the named stages (the rest are recorded as not available)."""
     from migrator.projects.constants import STAGE_NAMES
 
@@ -161,7 +172,7 @@ def only_stages(settings):  # type: ignore[no-untyped-def]
 def _test_db_name() -> str:
     from django.db import connection
 
-    return connection.settings_dict["NAME"]
+    return str(connection.settings_dict["NAME"])
 
 
 @pytest.fixture
@@ -176,7 +187,7 @@ def own_broker(tmp_path: Path) -> Iterator[RedisServer]:
 
 
 @pytest.fixture(scope="session")
-def session_worker(django_db_setup, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionWorker]:
+def session_worker(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionWorker]:
     """The session's shared Celery worker (tests/session_worker.py says how tests share it): its private
     broker starts now, the worker itself when a test first asks for it. Torn down before the test database."""
     shared = SessionWorker(tmp_path_factory.mktemp("session-worker"), _test_db_name())
@@ -188,7 +199,9 @@ def session_worker(django_db_setup, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture
-def celery_worker_process(request, transactional_db, settings, session_worker: SessionWorker) -> Iterator[subprocess.Popen[bytes]]:  # type: ignore[no-untyped-def]
+def celery_worker_process(
+    request: pytest.FixtureRequest, transactional_db: None, settings: Settings, session_worker: SessionWorker
+) -> Iterator[subprocess.Popen[bytes]]:
     """A real Celery worker process on the test database, consuming the cpu and hooks queues.
 
     One worker serves all tests for the session, on its own broker, which this process publishes to while
@@ -216,7 +229,8 @@ def celery_worker_process(request, transactional_db, settings, session_worker: S
             session_worker.settle(declared | set(Stage.objects.exclude(queue="").values_list("queue", flat=True)))
 
 
-def wait_for(predicate, timeout: float = 60, interval: float = 0.2):  # type: ignore[no-untyped-def]
+def wait_for(predicate: Callable[[], T | None], timeout: float = 60, interval: float = 0.2) -> T:
+    """The predicate's first true value (a row that appeared, say), polled until ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -227,7 +241,7 @@ def wait_for(predicate, timeout: float = 60, interval: float = 0.2):  # type: ig
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker):  # type: ignore[no-untyped-def]
+def django_db_setup(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[None]:
     """Extends pytest-django's: before the test database is dropped, end connections that threads or
     worker processes of the tests may have left open, so the drop succeeds and nothing is left behind."""
     yield

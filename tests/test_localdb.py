@@ -28,22 +28,24 @@ def _dev_files(var: Path, **values: str) -> Path:
     return var
 
 
-def test_without_files_or_environment_it_is_the_local_superuser_without_password(plain_env, tmp_path: Path) -> None:
+def test_without_files_or_environment_it_is_the_local_superuser_without_password(
+    plain_env: None, tmp_path: Path
+) -> None:
     assert database_credentials(tmp_path) == DbCredentials("postgres", "")
     assert database_engine(tmp_path) == "postgresql"
 
 
-def test_it_reads_the_role_and_password_dev_generated(plain_env, tmp_path: Path) -> None:
+def test_it_reads_the_role_and_password_dev_generated(plain_env: None, tmp_path: Path) -> None:
     var = _dev_files(tmp_path / "var", db_user="migrator", db_password="s3cret")
     assert database_credentials(var) == DbCredentials("migrator", "s3cret")
 
 
-def test_a_password_file_from_an_older_dev_means_the_migrator_role(plain_env, tmp_path: Path) -> None:
+def test_a_password_file_from_an_older_dev_means_the_migrator_role(plain_env: None, tmp_path: Path) -> None:
     var = _dev_files(tmp_path / "var", db_password="s3cret")
     assert database_credentials(var) == DbCredentials("migrator", "s3cret")
 
 
-def test_the_environment_wins_over_the_files(plain_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_wins_over_the_files(plain_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     var = _dev_files(tmp_path / "var", db_user="migrator", db_password="s3cret", db_engine="sqlite")
     monkeypatch.setenv("MIGRATOR_DB_USER", "app")
     monkeypatch.setenv("MIGRATOR_DB_PASSWORD", "from-env")
@@ -53,7 +55,7 @@ def test_the_environment_wins_over_the_files(plain_env, tmp_path: Path, monkeypa
 
 
 def test_another_user_in_the_environment_never_gets_the_dev_roles_password(
-    plain_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    plain_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     var = _dev_files(tmp_path / "var", db_user="migrator", db_password="s3cret")
     monkeypatch.setenv("MIGRATOR_DB_USER", "someone")
@@ -62,7 +64,9 @@ def test_another_user_in_the_environment_never_gets_the_dev_roles_password(
     assert database_credentials(var) == DbCredentials("migrator", "s3cret")
 
 
-def test_the_sqlite_fallback_is_found_and_a_bad_engine_is_refused(plain_env, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_sqlite_fallback_is_found_and_a_bad_engine_is_refused(
+    plain_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     var = _dev_files(tmp_path / "var", db_engine="sqlite")
     assert database_engine(var) == "sqlite"
     monkeypatch.setenv("MIGRATOR_DB_ENGINE", "mysql")
@@ -70,7 +74,7 @@ def test_the_sqlite_fallback_is_found_and_a_bad_engine_is_refused(plain_env, tmp
         database_engine(var)
 
 
-def test_an_unreadable_password_file_is_a_clear_error(plain_env, tmp_path: Path) -> None:
+def test_an_unreadable_password_file_is_a_clear_error(plain_env: None, tmp_path: Path) -> None:
     var = _dev_files(tmp_path / "var")
     (var / "db_password").mkdir()  # unreadable as a file, whoever runs the test
     with pytest.raises(ImproperlyConfigured, match="cannot read .*db_password"):

@@ -2,7 +2,10 @@
 stages and folders, and after a test the worker is idle and its broker empty."""
 from __future__ import annotations
 
+import subprocess
+
 import pytest
+from pytest_django import Settings
 
 from migrator.pipeline.broker import pending_task_ids
 from migrator.pipeline.dispatch import start_run
@@ -26,8 +29,12 @@ def _finished(run: Run) -> Run | None:
     pytest.param(("fetch",), marks=pytest.mark.worker_stages("fetch"), id="fetch"),
     pytest.param(("fetch", "scan"), marks=pytest.mark.worker_stages("fetch", "scan"), id="fetch-scan"),
 ])
-def test_each_test_gets_its_own_stages_and_workspace(celery_worker_process, archive_project: Project, settings,
-                                                      allowed: tuple[str, ...]) -> None:
+def test_each_test_gets_its_own_stages_and_workspace(
+    celery_worker_process: subprocess.Popen[bytes],
+    archive_project: Project,
+    settings: Settings,
+    allowed: tuple[str, ...],
+) -> None:
     run = actions.create_run(archive_project, user=None)
     start_run(run)
     run = wait_for(lambda: _finished(run), timeout=60)
@@ -39,8 +46,9 @@ def test_each_test_gets_its_own_stages_and_workspace(celery_worker_process, arch
 
 
 @pytest.mark.worker_stages("fetch")
-def test_after_settling_the_worker_is_idle_and_its_queues_empty(celery_worker_process, session_worker: SessionWorker,
-                                                                 archive_project: Project) -> None:
+def test_after_settling_the_worker_is_idle_and_its_queues_empty(
+    celery_worker_process: subprocess.Popen[bytes], session_worker: SessionWorker, archive_project: Project
+) -> None:
     runs = [actions.create_run(archive_project, user=None) for _ in range(3)]
     for run in runs:
         start_run(run)

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
+from pytest_django import DjangoCaptureOnCommitCallbacks
 
+from migrator.accounts.models import Team
 from migrator.api.models import ApiToken, create_token, hash_token
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
@@ -17,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def token(team_user) -> str:  # type: ignore[no-untyped-def]
+def token(team_user: tuple[User, Team]) -> str:
     return create_token(team_user[1], "ci")[1]
 
 
@@ -28,7 +32,7 @@ def api(client: Client, token: str) -> Client:
 
 
 @pytest.fixture
-def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team]) -> Project:
     return actions.create_project(team_user[1], "demo", user=None, git_url="https://github.com/acme/demo.git")
 
 
@@ -40,7 +44,9 @@ def test_requests_without_a_valid_token_get_401(client: Client, project: Project
     assert client.get("/api/v1/projects", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 401
 
 
-def test_a_token_sees_only_its_teams_projects_and_runs(api: Client, project: Project, other_team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_token_sees_only_its_teams_projects_and_runs(
+    api: Client, project: Project, other_team_user: tuple[User, Team]
+) -> None:
     foreign = actions.create_project(other_team_user[1], "theirs", user=None, git_url="https://github.com/b/theirs.git")
     foreign_run = actions.create_run(foreign, user=None, ref="main")
     assert [p["name"] for p in api.get("/api/v1/projects").json()] == ["demo"]
@@ -74,7 +80,9 @@ def test_bad_project_input_gets_400(api: Client, project: Project, form: dict[st
     assert response.status_code == 400 and message in response.json()["detail"]
 
 
-def test_it_starts_a_git_run_with_a_pr_url(api: Client, project: Project, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_it_starts_a_git_run_with_a_pr_url(
+    api: Client, project: Project, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
+) -> None:
     with django_capture_on_commit_callbacks() as callbacks:
         response = api.post(f"/api/v1/projects/{project.pk}/runs", {"ref": "v1.2", "pr_url": "https://github.com/acme/demo/pull/3"})
     assert response.status_code == 201 and len(callbacks) == 1
@@ -85,7 +93,9 @@ def test_it_starts_a_git_run_with_a_pr_url(api: Client, project: Project, django
     assert api.post(f"/api/v1/projects/{project.pk}/runs", {"pr_url": "javascript:alert(1)"}).status_code == 400
 
 
-def test_it_runs_an_uploaded_archive_and_serves_its_report(api: Client, team_user, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_it_runs_an_uploaded_archive_and_serves_its_report(
+    api: Client, team_user: tuple[User, Team], only_stages: Callable[..., None]
+) -> None:
     only_stages("fetch")
     project = actions.create_project(team_user[1], "upload", user=None)
     upload = io.BytesIO(make_tar_gz({"a.cu": "__global__ void k() {}\n"}))
@@ -99,6 +109,7 @@ def test_it_runs_an_uploaded_archive_and_serves_its_report(api: Client, team_use
     assert stages[0]["name"] == "fetch" and stages[0]["state"] == "passed" and stages[0]["duration_s"] is not None
     assert api.get(f"/api/v1/runs/{run.pk}").json()["stages"][1]["state"] == "skipped"
     report = api.get(f"/api/v1/runs/{run.pk}/report").json()
+    assert run.archive is not None
     assert report["run"]["number"] == 1 and report["source"]["archive_sha256"] == run.archive.sha256
     markdown = api.get(f"/api/v1/runs/{run.pk}/report.md")
     assert markdown["Content-Type"].startswith("text/markdown") and b"Migrator: upload run #1 partial" in markdown.content
@@ -115,7 +126,7 @@ def test_notebook_search_answers_with_the_matching_entries(api: Client) -> None:
     assert any("cuda_runtime" in hit["title"].lower() or "header" in hit["title"].lower() for hit in hits)
 
 
-def test_the_command_prints_a_token_once_and_stores_its_hash(team_user, client: Client) -> None:  # type: ignore[no-untyped-def]
+def test_the_command_prints_a_token_once_and_stores_its_hash(team_user: tuple[User, Team], client: Client) -> None:
     out = io.StringIO()
     call_command("create_api_token", "Alpha", "--name", "deploy", stdout=out)
     value = out.getvalue().strip()

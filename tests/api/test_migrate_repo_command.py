@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 
 from migrator.accounts.models import Team
 from migrator.projects.models import Run
@@ -27,7 +30,9 @@ def _call(*args: str, err: io.StringIO | None = None) -> tuple[str, int]:
     return out.getvalue(), code
 
 
-def test_it_migrates_a_directory_and_writes_a_json_report(only_stages, tmp_path: Path, cuda_files) -> None:  # type: ignore[no-untyped-def]
+def test_it_migrates_a_directory_and_writes_a_json_report(
+    only_stages: Callable[..., None], tmp_path: Path, cuda_files: dict[str, str]
+) -> None:
     only_stages("fetch")
     src = tmp_path / "myproj"
     for name, text in cuda_files.items():
@@ -44,7 +49,7 @@ def test_it_migrates_a_directory_and_writes_a_json_report(only_stages, tmp_path:
     assert len(data["source"]["archive_sha256"]) == 64
 
 
-def test_the_same_directory_packs_to_the_same_checksum(only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_same_directory_packs_to_the_same_checksum(only_stages: Callable[..., None], tmp_path: Path) -> None:
     only_stages("fetch")
     src = tmp_path / "p"
     src.mkdir()
@@ -52,10 +57,11 @@ def test_the_same_directory_packs_to_the_same_checksum(only_stages, tmp_path: Pa
     _call(str(src))
     _call(str(src))
     first, second = Run.objects.order_by("number")
+    assert first.archive is not None and second.archive is not None
     assert first.archive.sha256 == second.archive.sha256
 
 
-def test_it_migrates_a_git_checkout_at_a_ref(only_stages, git_repo: Path) -> None:  # type: ignore[no-untyped-def]
+def test_it_migrates_a_git_checkout_at_a_ref(only_stages: Callable[..., None], git_repo: Path) -> None:
     only_stages("fetch")
     output, code = _call(str(git_repo), "--ref", "v1")
     run = Run.objects.get()
@@ -63,7 +69,7 @@ def test_it_migrates_a_git_checkout_at_a_ref(only_stages, git_repo: Path) -> Non
     assert f"cloned v1 at {run.commit_sha[:12]}" in output
 
 
-def test_a_failing_run_exits_non_zero(only_stages, git_repo: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_run_exits_non_zero(only_stages: Callable[..., None], git_repo: Path) -> None:
     only_stages("fetch")
     output, code = _call(str(git_repo), "--ref", "no-such-ref")
     assert code == 1 and "unknown ref" in output and "failed" in output
@@ -86,8 +92,12 @@ def _report_path(output: str) -> str:
     return urlsplit(link.removeprefix("report: ")).path
 
 
-def test_by_default_the_run_is_the_first_users_and_its_report_link_opens_for_them(  # type: ignore[no-untyped-def]
-    only_stages, tmp_path: Path, client, team_user, other_team_user
+def test_by_default_the_run_is_the_first_users_and_its_report_link_opens_for_them(
+    only_stages: Callable[..., None],
+    tmp_path: Path,
+    client: Client,
+    team_user: tuple[User, Team],
+    other_team_user: tuple[User, Team],
 ) -> None:
     only_stages("fetch")
     output, code = _call(str(_small_tree(tmp_path)))
@@ -101,14 +111,18 @@ def test_by_default_the_run_is_the_first_users_and_its_report_link_opens_for_the
     assert client.get(path).status_code == 404
 
 
-def test_team_chooses_the_team(only_stages, tmp_path: Path, other_team_user) -> None:  # type: ignore[no-untyped-def]
+def test_team_chooses_the_team(
+    only_stages: Callable[..., None], tmp_path: Path, other_team_user: tuple[User, Team]
+) -> None:
     only_stages("fetch")
     err = io.StringIO()
     output, code = _call(str(_small_tree(tmp_path)), "--team", "Beta", err=err)
     assert code == 3 and Run.objects.get().project.team == other_team_user[1] and err.getvalue() == ""
 
 
-def test_a_new_team_is_created_with_a_warning_that_nobody_is_in_it(only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_team_is_created_with_a_warning_that_nobody_is_in_it(
+    only_stages: Callable[..., None], tmp_path: Path
+) -> None:
     only_stages("fetch")
     err = io.StringIO()
     _, code = _call(str(_small_tree(tmp_path)), "--team", "Nightly builds", err=err)

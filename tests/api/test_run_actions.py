@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.api.models import create_token
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
@@ -16,26 +20,30 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def api(client: Client, team_user) -> Client:  # type: ignore[no-untyped-def]
+def api(client: Client, team_user: tuple[User, Team]) -> Client:
     client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {create_token(team_user[1], 'ci')[1]}"
     return client
 
 
 @pytest.fixture
-def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team]) -> Project:
     project = actions.create_project(team_user[1], "demo", user=None)
     actions.store_archive(project, io.BytesIO(make_tar_gz({"src/vadd.cu": VADD_CU})), "demo.tar.gz", None)
     return project
 
 
-def test_cancel_a_queued_run_and_refuse_a_finished_one(api: Client, project: Project, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_a_queued_run_and_refuse_a_finished_one(
+    api: Client, project: Project, only_stages: Callable[..., None]
+) -> None:
     run = actions.create_run(project, user=None)
     answer = api.post(f"/api/v1/runs/{run.pk}/cancel")
     assert answer.status_code == 202 and answer.json()["state"] == "cancelled"
     assert api.post(f"/api/v1/runs/{run.pk}/cancel").status_code == 409
 
 
-def test_rerun_defaults_to_the_first_stage_that_did_not_pass(api: Client, project: Project, only_stages, settings) -> None:  # type: ignore[no-untyped-def]
+def test_rerun_defaults_to_the_first_stage_that_did_not_pass(
+    api: Client, project: Project, only_stages: Callable[..., None], settings: Settings
+) -> None:
     only_stages("fetch", "scan")
     settings.CELERY_TASK_ALWAYS_EAGER = False
     run = run_sync(actions.create_run(project, user=None))
@@ -48,7 +56,9 @@ def test_rerun_defaults_to_the_first_stage_that_did_not_pass(api: Client, projec
     assert bad.status_code == 400 and "unknown stage" in bad.json()["detail"]
 
 
-def test_stage_logs_come_in_pieces_by_byte_offset(api: Client, project: Project, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_stage_logs_come_in_pieces_by_byte_offset(
+    api: Client, project: Project, only_stages: Callable[..., None]
+) -> None:
     only_stages("fetch")
     run = run_sync(actions.create_run(project, user=None))
     first = api.get(f"/api/v1/runs/{run.pk}/stages/fetch/log").json()
@@ -68,7 +78,9 @@ def test_settings_are_read_and_replaced_with_validation(api: Client, project: Pr
     assert bad.status_code == 400 and "offload_archs" in bad.json()["detail"]
 
 
-def test_another_teams_token_sees_none_of_it(client: Client, project: Project, other_team_user) -> None:  # type: ignore[no-untyped-def]
+def test_another_teams_token_sees_none_of_it(
+    client: Client, project: Project, other_team_user: tuple[User, Team]
+) -> None:
     client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {create_token(other_team_user[1], 'ci')[1]}"
     run = actions.create_run(project, user=None)
     assert client.post(f"/api/v1/runs/{run.pk}/cancel").status_code == 404

@@ -7,14 +7,23 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django.live_server_helper import LiveServer
 
+from migrator.accounts.models import Team
 from migrator.notebook.actions import load_seed
 from migrator.pipeline import orchestrator
 from migrator.projects import actions
+from migrator.projects.models import Run
 from tests.conftest import make_tar_gz
+
+if TYPE_CHECKING:  # Playwright is imported where a browser starts
+    from playwright.sync_api import Page
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BAD_CU = """#include <cuda_runtime.h>
@@ -34,7 +43,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def failed_run(team_user, only_stages):  # type: ignore[no-untyped-def]
+def failed_run(team_user: tuple[User, Team], only_stages: Callable[..., None]) -> Run:
     only_stages("fetch", "scan", "hipify", "compile")
     load_seed()
     user, team = team_user
@@ -45,7 +54,7 @@ def failed_run(team_user, only_stages):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def page(live_server):  # type: ignore[no-untyped-def]
+def page(live_server: LiveServer) -> Iterator[Page]:
     from playwright.sync_api import sync_playwright
 
     if not os.path.exists(CHROMIUM):  # ours to install, so a missing browser is a broken set-up, not a skip
@@ -62,7 +71,9 @@ def page(live_server):  # type: ignore[no-untyped-def]
         browser.close()
 
 
-def test_a_user_walks_from_a_failure_to_a_new_notebook_entry(page, live_server, failed_run) -> None:  # type: ignore[no-untyped-def]
+def test_a_user_walks_from_a_failure_to_a_new_notebook_entry(
+    page: Page, live_server: LiveServer, failed_run: Run
+) -> None:
     base = live_server.url
     page.goto(f"{base}/login/")
     page.fill("#id_username", "alice")

@@ -6,16 +6,24 @@ from __future__ import annotations
 import io
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from django.contrib.auth.models import User
+from pytest_django.live_server_helper import LiveServer
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions, transitions
 from migrator.projects.constants import StageState
 from migrator.projects.models import Run
 from tests.conftest import VADD_CU, make_tar_gz
 from tests.outcomes.real_toolchain import compile_data, require_root
+
+if TYPE_CHECKING:  # Playwright is imported where a browser starts
+    from playwright.sync_api import Page
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("MIGRATOR_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
@@ -28,7 +36,7 @@ pytestmark = [
 
 
 @pytest.fixture
-def runs(team_user, only_stages, tmp_path: Path) -> tuple[Run, Run]:  # type: ignore[no-untyped-def]
+def runs(team_user: tuple[User, Team], only_stages: Callable[..., None], tmp_path: Path) -> tuple[Run, Run]:
     """Two real translated runs of one project, the second with a compile stage that failed on real hipcc output."""
     require_root()
     only_stages("fetch", "scan", "hipify")
@@ -43,7 +51,7 @@ def runs(team_user, only_stages, tmp_path: Path) -> tuple[Run, Run]:  # type: ig
         "src/nccl_allreduce.hip": RT + "#include <rccl/rccl.h>\n", "src/nccl_bcast.hip": RT + "#include <rccl/rccl.h>\n",
         "src/left.hip": RT + "void h() { cudaFoo(); cudaBar(); }\n", "src/flags.hip": RT + "#include <hipblas.h>\n",
     })
-    for entry in data["files"]:  # type: ignore[union-attr]
+    for entry in data["files"]:
         entry["command"] = ["hipcc", "--offload-arch=gfx90a", "-Isrc", "-x", "hip", entry["path"], "-o", f"build/obj/{entry['path']}.o"]
     only_stages("fetch", "scan", "hipify", "compile")
     for stage in second.stages.order_by("position"):
@@ -57,7 +65,7 @@ def runs(team_user, only_stages, tmp_path: Path) -> tuple[Run, Run]:  # type: ig
 
 
 @pytest.fixture
-def page(live_server):  # type: ignore[no-untyped-def]
+def page(live_server: LiveServer) -> Iterator[Page]:
     from playwright.sync_api import sync_playwright
 
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -69,7 +77,9 @@ def page(live_server):  # type: ignore[no-untyped-def]
         browser.close()
 
 
-def test_a_team_sees_why_its_run_failed_and_how_its_port_moves(page, live_server, runs) -> None:  # type: ignore[no-untyped-def]
+def test_a_team_sees_why_its_run_failed_and_how_its_port_moves(
+    page: Page, live_server: LiveServer, runs: tuple[Run, Run]
+) -> None:
     first, second = runs
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     base = live_server.url

@@ -7,12 +7,16 @@ notebook entry for that case must be matched.
 """
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.notebook.actions import load_seed
 from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
@@ -20,12 +24,15 @@ from migrator.projects.constants import RunState, StageState
 from migrator.runners.models import Runner
 from tests.brokerhost import kill_worker, node_name, start_worker, worker_env
 from tests.conftest import VADD_CU, _test_db_name, make_tar_gz, wait_for
+from tests.session_worker import SessionWorker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def rocm_runner(celery_worker_process, session_worker, settings, tmp_path: Path) -> Iterator[Runner]:  # type: ignore[no-untyped-def]
+def rocm_runner(
+    celery_worker_process: subprocess.Popen[bytes], session_worker: SessionWorker, settings: Settings, tmp_path: Path
+) -> Iterator[Runner]:
     """A ROCm runner process (fake gfx90a) on the shared worker's broker, for this test alone."""
     env = worker_env(
         broker_url=session_worker.broker_url, db_name=_test_db_name(), workspace=Path(settings.MIGRATOR_WORKSPACE_ROOT),
@@ -40,7 +47,9 @@ def rocm_runner(celery_worker_process, session_worker, settings, tmp_path: Path)
         kill_worker(proc)  # the run is final by then: nothing to finish, and no warm shutdown to wait for
 
 
-def test_a_cuda_project_goes_through_every_stage_on_real_workers(rocm_runner, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_cuda_project_goes_through_every_stage_on_real_workers(
+    rocm_runner: Runner, team_user: tuple[User, Team]
+) -> None:
     load_seed()
     user, team = team_user
     project = actions.create_project(team, "e2e", user=user, settings={"smoke_command": "./vadd", "smoke_timeout_s": 60})
@@ -49,7 +58,7 @@ def test_a_cuda_project_goes_through_every_stage_on_real_workers(rocm_runner, te
     run = actions.create_run(project, user=user)
     start_run(run)
 
-    def finished():  # type: ignore[no-untyped-def]
+    def finished() -> bool:
         run.refresh_from_db()
         return run.is_final
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pytest_django import Settings
 
-from tests.brokerhost import kill_worker, start_worker, wait_for_worker, worker_env
+from tests.brokerhost import RedisServer, kill_worker, start_worker, wait_for_worker, worker_env
 
 FAULT_STAGES = ("fetch", "scan")
 SWEEP_S = 2  # the workers' sweep interval in these tests (production: 30 s)
@@ -15,7 +16,7 @@ STALE_S = 5  # heartbeat limit (production: 120 s)
 
 
 @pytest.fixture
-def fault_stages(settings):  # type: ignore[no-untyped-def]
+def fault_stages(settings: Settings) -> Settings:
     from migrator.projects.constants import STAGE_NAMES
 
     settings.MIGRATOR_DISABLED_STAGES = [n for n in STAGE_NAMES if n not in FAULT_STAGES]
@@ -26,7 +27,9 @@ def fault_stages(settings):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def fault_worker(transactional_db, own_broker, fault_stages, tmp_path):  # type: ignore[no-untyped-def]
+def fault_worker(
+    transactional_db: None, own_broker: RedisServer, fault_stages: Settings, tmp_path: Path
+) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """Starts real workers on the private broker: ``fault_worker(name, beat=True)``; all stopped at the end."""
     from django.db import connection
 

@@ -2,23 +2,30 @@
 it is down: no run may stay stuck, and every run moves on within two sweep intervals."""
 from __future__ import annotations
 
+import subprocess
 import time
+from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.pipeline.broker import BrokerUnavailable, pending_task_ids
 from migrator.pipeline.dispatch import dispatch_recorded_run, start_run
 from migrator.projects import actions
 from migrator.projects.constants import FINAL_RUN_STATES, FINAL_STAGE_STATES, RunState, StageState
-from migrator.projects.models import Run, Stage
+from migrator.projects.models import Project, Run, Stage
+from tests.brokerhost import RedisServer
 from tests.conftest import make_tar_gz, wait_for
 from tests.faults.conftest import SWEEP_S
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _archive_project(team, name: str):  # type: ignore[no-untyped-def]
+def _archive_project(team: Team, name: str) -> Project:
     project = actions.create_project(team, name, user=None)
     files = {f"src/k{i}.cu": f"__global__ void k{i}(float* x) {{ x[threadIdx.x] += {i}; }}\n" for i in range(40)}
     actions.store_archive(project, SimpleUploadedFile("p.tgz", make_tar_gz(files)), "p.tgz", None)
@@ -44,7 +51,9 @@ def _all_final(runs: list[Run]) -> bool:
     return Run.objects.filter(pk__in=[r.pk for r in runs], state=RunState.PARTIAL).count() == len(runs)
 
 
-def test_runs_whose_messages_a_restart_lost_move_on_within_two_sweeps(fault_worker, own_broker, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_runs_whose_messages_a_restart_lost_move_on_within_two_sweeps(
+    fault_worker: Callable[..., subprocess.Popen[bytes]], own_broker: RedisServer, team_user: tuple[User, Team]
+) -> None:
     fault_worker("restart", beat=True)
     runs = []
     for i in range(6):
@@ -68,7 +77,9 @@ def test_runs_whose_messages_a_restart_lost_move_on_within_two_sweeps(fault_work
         assert [s.state for s in run.stages.filter(name__in=("fetch", "scan"))] == [StageState.PASSED] * 2
 
 
-def test_a_run_recorded_while_the_broker_is_down_starts_when_it_returns(fault_worker, own_broker, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_recorded_while_the_broker_is_down_starts_when_it_returns(
+    fault_worker: Callable[..., subprocess.Popen[bytes]], own_broker: RedisServer, team_user: tuple[User, Team]
+) -> None:
     fault_worker("outage", beat=True)
     own_broker.kill()
     run = actions.create_run(_archive_project(team_user[1], "outage"), user=None)
@@ -82,8 +93,12 @@ def test_a_run_recorded_while_the_broker_is_down_starts_when_it_returns(fault_wo
 
 
 def test_starting_a_run_while_the_broker_is_down_answers_503_and_records_nothing(
-    own_broker, fault_stages, alice_client, team_user, cuda_archive,
-) -> None:  # type: ignore[no-untyped-def]
+    own_broker: RedisServer,
+    fault_stages: Settings,
+    alice_client: Client,
+    team_user: tuple[User, Team],
+    cuda_archive: bytes,
+) -> None:
     from migrator.api.models import create_token
 
     project = _archive_project(team_user[1], "down")
@@ -110,8 +125,11 @@ def test_starting_a_run_while_the_broker_is_down_answers_503_and_records_nothing
 
 
 def test_a_webhook_while_the_broker_is_down_is_recorded_answered_503_and_run_later(
-    fault_worker, own_broker, team_user, client,
-) -> None:  # type: ignore[no-untyped-def]
+    fault_worker: Callable[..., subprocess.Popen[bytes]],
+    own_broker: RedisServer,
+    team_user: tuple[User, Team],
+    client: Client,
+) -> None:
     import json
     from datetime import timedelta
 
@@ -126,14 +144,14 @@ def test_a_webhook_while_the_broker_is_down_is_recorded_answered_503_and_run_lat
     ProjectIntegration.objects.create(project=project, webhook_secret="s3cret")
     body = json.dumps({"action": "opened", "number": 1, "pull_request": {
         "html_url": "https://github.com/acme/demo/pull/1", "head": {"sha": "ab" * 20, "ref": "f"}}}).encode()
-    headers = {"HTTP_X_GITHUB_EVENT": "pull_request", "HTTP_X_GITHUB_DELIVERY": "outage-1",
-               "HTTP_X_HUB_SIGNATURE_256": github_signature("s3cret", body)}
+    headers = {"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "outage-1",
+               "X-Hub-Signature-256": github_signature("s3cret", body)}
     own_broker.kill()
-    down = client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", **headers)
+    down = client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", headers=headers)
     assert down.status_code == 503 and int(down["Retry-After"]) > 0
     assert WebhookDelivery.objects.filter(run__isnull=True).count() == 1 and not Run.objects.exists()
     # The host redelivers the same delivery: recorded once, never a second run.
-    again = client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", **headers)
+    again = client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", headers=headers)
     assert again.status_code == 200 and again.json()["duplicate"] is True
     own_broker.start()
     requeue_stale_deliveries(now=timezone.now() + timedelta(minutes=5))  # what the integrations app's periodic task does a minute later

@@ -4,11 +4,14 @@ directory each get their own archive, and a real git failure reads well."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import IntegrityError, connection, transaction
+from django.test import Client
 
 from migrator.accounts.models import Team
 from migrator.api.cli import migrate_repo
@@ -20,7 +23,7 @@ from tests.conftest import make_tar_gz
 
 
 @pytest.mark.django_db
-def test_the_database_refuses_a_run_without_the_source_it_fetches(team_user) -> None:  # type: ignore[no-untyped-def]
+def test_the_database_refuses_a_run_without_the_source_it_fetches(team_user: tuple[User, Team]) -> None:
     project = actions.create_project(team_user[1], "no-source", user=None)
     with pytest.raises(IntegrityError, match="archive_run_has_archive"), transaction.atomic():
         Run.objects.create(project=project, number=1, source_kind=SourceKind.ARCHIVE, archive=None)
@@ -29,7 +32,9 @@ def test_the_database_refuses_a_run_without_the_source_it_fetches(team_user) -> 
 
 
 @pytest.mark.django_db
-def test_an_archive_run_left_without_its_archive_fails_fetch_with_that_reason(team_user, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_an_archive_run_left_without_its_archive_fails_fetch_with_that_reason(
+    team_user: tuple[User, Team], only_stages: Callable[..., None]
+) -> None:
     only_stages("fetch")
     project = actions.create_project(team_user[1], "lost-archive", user=None)
     # A row an earlier version may have left (the check is NOT VALID for old rows): recreate one
@@ -47,7 +52,7 @@ def test_an_archive_run_left_without_its_archive_fails_fetch_with_that_reason(te
 
 
 @pytest.mark.django_db
-def test_a_run_cannot_be_recorded_with_another_projects_archive(team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_cannot_be_recorded_with_another_projects_archive(team_user: tuple[User, Team]) -> None:
     mine = actions.create_project(team_user[1], "mine", user=None)
     theirs = actions.create_project(team_user[1], "theirs", user=None)
     archive = actions.store_archive(theirs, SimpleUploadedFile("t.tgz", make_tar_gz({"a.cu": "int a;\n"})), "t.tgz", None)
@@ -58,7 +63,9 @@ def test_a_run_cannot_be_recorded_with_another_projects_archive(team_user) -> No
 
 
 @pytest.mark.django_db
-def test_a_missing_repository_fails_with_a_readable_summary(alice_client, team_user, only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_repository_fails_with_a_readable_summary(
+    alice_client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None], tmp_path: Path
+) -> None:
     only_stages("fetch")
     missing = tmp_path / "no-such-repo"
     project = actions.create_project(team_user[1], "gone", user=None, git_url=str(missing))
@@ -71,7 +78,9 @@ def test_a_missing_repository_fails_with_a_readable_summary(alice_client, team_u
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_migrate_repo_calls_on_one_directory_each_fetch_their_archive(only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_migrate_repo_calls_on_one_directory_each_fetch_their_archive(
+    only_stages: Callable[..., None], tmp_path: Path
+) -> None:
     only_stages("fetch")
     source = tmp_path / "kernels"
     (source / "src").mkdir(parents=True)

@@ -2,12 +2,16 @@
 heartbeat limit plus one sweep interval (the runners page states that delay: tests/runners/test_runners_page.py)."""
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from migrator.accounts.models import Team
 from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import RunState, StageState
@@ -18,7 +22,9 @@ from tests.faults.conftest import STALE_S, SWEEP_S
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_stage_of_a_worker_killed_with_sigkill_fails_within_the_expected_time(fault_worker, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_stage_of_a_worker_killed_with_sigkill_fails_within_the_expected_time(
+    fault_worker: Callable[..., subprocess.Popen[bytes]], team_user: tuple[User, Team]
+) -> None:
     project = actions.create_project(team_user[1], "doomed", user=None)
     files = {f"src/d{i // 100}/k{i}.cu": f"__global__ void k{i}(float* x) {{ x[0] = {i}; }}\n" for i in range(3000)}
     actions.store_archive(project, SimpleUploadedFile("big.tgz", make_tar_gz(files)), "big.tgz", None)

@@ -5,7 +5,7 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def deliveries_processed_inline(request, monkeypatch):  # type: ignore[no-untyped-def]
+def deliveries_processed_inline(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.node.get_closest_marker("real_broker"):
         return
     from migrator.integrations import actions

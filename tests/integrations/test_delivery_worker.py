@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from migrator.accounts.models import Team
 from migrator.integrations import actions as delivery_actions
 from migrator.integrations.models import ProjectIntegration, WebhookDelivery
 from migrator.integrations.verify import github_signature
@@ -30,7 +33,9 @@ def _deliver(client: Client, project_pk: int, delivery: str) -> int:
 @pytest.mark.real_broker
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker_stages()
-def test_a_real_worker_turns_each_delivery_into_one_run(celery_worker_process, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_real_worker_turns_each_delivery_into_one_run(
+    celery_worker_process: subprocess.Popen[bytes], team_user: tuple[User, Team]
+) -> None:
     project = actions.create_project(team_user[1], "hooked", user=None, git_url="https://github.com/a/b.git")
     ProjectIntegration.objects.create(project=project, webhook_secret="k")
     client = Client()
@@ -43,7 +48,9 @@ def test_a_real_worker_turns_each_delivery_into_one_run(celery_worker_process, t
 
 @pytest.mark.real_broker
 @pytest.mark.django_db
-def test_the_sweep_requeues_a_delivery_whose_task_was_lost(team_user, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_sweep_requeues_a_delivery_whose_task_was_lost(
+    team_user: tuple[User, Team], monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = actions.create_project(team_user[1], "lost", user=None, git_url="https://github.com/a/b.git")
     delivery = WebhookDelivery.objects.create(provider="github", delivery_id="lost-1", project=project,
                                               event="push", head_sha=SHA)

@@ -4,15 +4,23 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
+from pytest_django import DjangoCaptureOnCommitCallbacks
 
+from migrator.accounts.models import Team
 from migrator.integrations.models import ProjectIntegration, WebhookDelivery
 from migrator.integrations.verify import github_signature
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
+
+if TYPE_CHECKING:
+    from django.test.client import _MonkeyPatchedWSGIResponse as TestResponse  # what Client's methods return
 
 SECRET = "s3cret-hook"
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -24,16 +32,16 @@ def pr_payload(action: str = "opened", sha: str = SHA) -> dict[str, object]:
 
 
 def post(client: Client, project: Project, event: str, payload: object, *, delivery: str | None = None,
-         secret: str | None = SECRET, signature: str | None = None):  # type: ignore[no-untyped-def]
+         secret: str | None = SECRET, signature: str | None = None) -> TestResponse:
     body = json.dumps(payload).encode()
-    headers = {"HTTP_X_GITHUB_EVENT": event, "HTTP_X_GITHUB_DELIVERY": delivery or str(uuid.uuid4())}
+    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4())}
     if signature is not None or secret is not None:
-        headers["HTTP_X_HUB_SIGNATURE_256"] = signature or github_signature(secret or "", body)
-    return client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", **headers)
+        headers["X-Hub-Signature-256"] = signature or github_signature(secret or "", body)
+    return client.post(f"/hooks/github/{project.pk}", body, content_type="application/json", headers=headers)
 
 
 @pytest.fixture
-def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team]) -> Project:
     project = actions.create_project(team_user[1], "demo", user=None, git_url="https://github.com/acme/demo.git")
     ProjectIntegration.objects.create(project=project, webhook_secret=SECRET)
     return project
@@ -41,7 +49,7 @@ def project(team_user) -> Project:  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db
 def test_a_signed_pull_request_starts_one_run_at_the_head_commit(
-    client: Client, project: Project, django_capture_on_commit_callbacks  # type: ignore[no-untyped-def]
+    client: Client, project: Project, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
 ) -> None:
     with django_capture_on_commit_callbacks() as callbacks:
         response = post(client, project, "pull_request", pr_payload(), delivery="d-1")
@@ -102,7 +110,9 @@ def test_ping_answers_200(client: Client, project: Project) -> None:
     ("push", {"after": "not-a-sha"}),
     ("push", ["not", "an", "object"]),
 ])
-def test_unknown_or_malformed_payloads_get_400_without_side_effects(client: Client, project: Project, event: str, payload: object) -> None:
+def test_unknown_or_malformed_payloads_get_400_without_side_effects(
+    client: Client, project: Project, event: str, payload: object
+) -> None:
     assert post(client, project, event, payload).status_code == 400
     assert Run.objects.count() == 0 and WebhookDelivery.objects.count() == 0
 
@@ -122,7 +132,9 @@ def test_a_push_starts_a_run_at_the_pushed_commit(client: Client, project: Proje
 
 
 @pytest.mark.django_db
-def test_unknown_projects_and_projects_without_integration_get_404(client: Client, project: Project, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_projects_and_projects_without_integration_get_404(
+    client: Client, project: Project, team_user: tuple[User, Team]
+) -> None:
     other = actions.create_project(team_user[1], "other", user=None, git_url="https://github.com/acme/other.git")
     assert post(client, other, "pull_request", pr_payload()).status_code == 404
     missing = Project(pk=999_999)
@@ -131,7 +143,7 @@ def test_unknown_projects_and_projects_without_integration_get_404(client: Clien
 
 
 @pytest.mark.django_db
-def test_an_archive_project_refuses_webhook_runs(client: Client, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_an_archive_project_refuses_webhook_runs(client: Client, team_user: tuple[User, Team]) -> None:
     project = actions.create_project(team_user[1], "upload", user=None)
     ProjectIntegration.objects.create(project=project, webhook_secret=SECRET)
     assert post(client, project, "pull_request", pr_payload()).status_code == 409
@@ -139,7 +151,7 @@ def test_an_archive_project_refuses_webhook_runs(client: Client, team_user) -> N
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_duplicate_deliveries_start_one_run(project: Project, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_duplicate_deliveries_start_one_run(project: Project, only_stages: Callable[..., None]) -> None:
     only_stages()  # start_run then records every stage as not available: nothing goes to the broker
     statuses: list[int] = []
     barrier = threading.Barrier(6)

@@ -2,13 +2,19 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
+from migrator.accounts.models import Team
 from migrator.integrations.models import ProjectIntegration, WebhookDelivery
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
+
+if TYPE_CHECKING:
+    from django.test.client import _MonkeyPatchedWSGIResponse as TestResponse  # what Client's methods return
 
 pytestmark = pytest.mark.django_db
 TOKEN = "gl-token-1"
@@ -22,17 +28,17 @@ def mr_payload(action: str = "open", **extra: object) -> dict[str, object]:
 
 
 def post(client: Client, project: Project, event: str, payload: object, *, token: str | None = TOKEN,
-         uuid: str | None = None):  # type: ignore[no-untyped-def]
-    headers = {"HTTP_X_GITLAB_EVENT": event}
+         uuid: str | None = None) -> TestResponse:
+    headers = {"X-Gitlab-Event": event}
     if token is not None:
-        headers["HTTP_X_GITLAB_TOKEN"] = token
+        headers["X-Gitlab-Token"] = token
     if uuid is not None:
-        headers["HTTP_X_GITLAB_EVENT_UUID"] = uuid
-    return client.post(f"/hooks/gitlab/{project.pk}", json.dumps(payload), content_type="application/json", **headers)
+        headers["X-Gitlab-Event-UUID"] = uuid
+    return client.post(f"/hooks/gitlab/{project.pk}", json.dumps(payload), content_type="application/json", headers=headers)
 
 
 @pytest.fixture
-def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team]) -> Project:
     project = actions.create_project(team_user[1], "demo", user=None, git_url="https://gitlab.example.com/group/demo.git")
     ProjectIntegration.objects.create(project=project, gitlab_token=TOKEN, host_kind="gitlab")
     return project

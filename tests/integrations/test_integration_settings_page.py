@@ -2,15 +2,20 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.integrations.models import ProjectIntegration
 from migrator.projects import actions
 
 pytestmark = pytest.mark.django_db
 
 
-def test_it_saves_settings_and_keeps_secrets_left_empty(alice_client: Client, team_user, settings) -> None:  # type: ignore[no-untyped-def]
+def test_it_saves_settings_and_keeps_secrets_left_empty(
+    alice_client: Client, team_user: tuple[User, Team], settings: Settings
+) -> None:
     settings.MIGRATOR_ALLOWED_HOST_API_BASES = [*settings.MIGRATOR_ALLOWED_HOST_API_BASES, "https://git.example.com/api/v4"]
     project = actions.create_project(team_user[1], "demo", user=None, git_url="https://github.com/acme/demo.git")
     url = f"/projects/{project.pk}/integration"
@@ -30,7 +35,9 @@ def test_it_saves_settings_and_keeps_secrets_left_empty(alice_client: Client, te
     assert b"tok-1" not in alice_client.get(url).content
 
 
-def test_another_team_cannot_open_it(client: Client, team_user, other_team_user) -> None:  # type: ignore[no-untyped-def]
+def test_another_team_cannot_open_it(
+    client: Client, team_user: tuple[User, Team], other_team_user: tuple[User, Team]
+) -> None:
     project = actions.create_project(team_user[1], "demo", user=None, git_url="https://github.com/acme/demo.git")
     client.force_login(other_team_user[0])
     assert client.get(f"/projects/{project.pk}/integration").status_code == 404

@@ -5,9 +5,12 @@ import io
 import json
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.lib.signatures.seed import NOTEBOOK_SLUGS
 from migrator.notebook import actions
 from migrator.notebook.matching import match_stage
@@ -17,6 +20,7 @@ from migrator.pipeline.orchestrator import announce_stage
 from migrator.projects import actions as project_actions
 from migrator.projects import transitions
 from migrator.projects.constants import StageState
+from migrator.projects.models import Stage
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +34,7 @@ def seeded() -> None:
 
 
 @pytest.fixture
-def failed_compile(team_user, cuda_archive):  # type: ignore[no-untyped-def]
+def failed_compile(team_user: tuple[User, Team], cuda_archive: bytes) -> Stage:
     user, team = team_user
     project = project_actions.create_project(team, "nb", user=user)
     project_actions.store_archive(project, SimpleUploadedFile("n.tgz", cuda_archive), "n.tgz", user)
@@ -43,7 +47,7 @@ def failed_compile(team_user, cuda_archive):  # type: ignore[no-untyped-def]
     return stage
 
 
-def test_seeding_is_idempotent_and_keeps_user_edits(seeded, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_seeding_is_idempotent_and_keeps_user_edits(seeded: None, team_user: tuple[User, Team]) -> None:
     assert Entry.objects.count() == len(NOTEBOOK_SLUGS) == 66
     assert actions.load_seed() == {"created": 0, "updated": 0, "unchanged": len(NOTEBOOK_SLUGS), "kept_user_edits": 0}
     entry = Entry.objects.get(slug="cuda-link-libraries")
@@ -64,24 +68,24 @@ def test_seeding_is_idempotent_and_keeps_user_edits(seeded, team_user) -> None: 
         ("RuntimeError: CUDA error: an illegal memory access was encountered", "illegal-memory-access"),
     ],
 )
-def test_pasting_a_raw_error_line_finds_the_right_entry_first(seeded, line: str, slug: str) -> None:  # type: ignore[no-untyped-def]
+def test_pasting_a_raw_error_line_finds_the_right_entry_first(seeded: None, line: str, slug: str) -> None:
     hits = search_entries(line)
     assert hits and hits[0].entry.slug == slug
 
 
-def test_words_rank_by_full_text_with_highlighted_snippets(seeded) -> None:  # type: ignore[no-untyped-def]
+def test_words_rank_by_full_text_with_highlighted_snippets(seeded: None) -> None:
     hits = search_entries("nan loss bf16")
     assert hits[0].entry.slug == "fp16-nan-use-bf16"
     assert "<mark>" in hits[0].snippet
 
 
-def test_filters_by_stage_and_tag(seeded) -> None:  # type: ignore[no-untyped-def]
+def test_filters_by_stage_and_tag(seeded: None) -> None:
     assert all("smoke" in h.entry.stages for h in search_entries("", stage="smoke"))
     tag = Entry.objects.get(slug="cuda-link-libraries").tags[0]
     assert all(tag in h.entry.tags for h in search_entries("", tag=tag))
 
 
-def test_snippets_escape_hostile_entry_text(team_user) -> None:  # type: ignore[no-untyped-def]
+def test_snippets_escape_hostile_entry_text(team_user: tuple[User, Team]) -> None:
     data = actions.EntryData(
         title="Hostile <script>", symptom="linker <script>alert('x')</script> explodes loudly",
         signatures=[("text", "linker explodes loudly")],
@@ -91,10 +95,10 @@ def test_snippets_escape_hostile_entry_text(team_user) -> None:  # type: ignore[
     assert "<script" not in snippet and "alert(" in snippet
 
 
-def test_a_failed_stage_is_matched_with_its_lines(seeded, failed_compile) -> None:  # type: ignore[no-untyped-def]
-    matches = StageMatch.objects.filter(stage=failed_compile)
-    assert matches.first().entry.slug == "cuda-header-not-found"
-    assert matches.first().lines == [HIPCC_MISSING_HEADER] and matches.first().line_numbers == [2]
+def test_a_failed_stage_is_matched_with_its_lines(seeded: None, failed_compile: Stage) -> None:
+    match = StageMatch.objects.filter(stage=failed_compile).first()
+    assert match is not None and match.entry.slug == "cuda-header-not-found"
+    assert match.lines == [HIPCC_MISSING_HEADER] and match.line_numbers == [2]
     entry = Entry.objects.get(slug="cuda-header-not-found")
     assert entry.matched_runs == 1
     match_stage(failed_compile)  # matching again does not count the run twice
@@ -102,16 +106,20 @@ def test_a_failed_stage_is_matched_with_its_lines(seeded, failed_compile) -> Non
     assert entry.matched_runs == 1
 
 
-def test_the_run_page_shows_the_match_and_offers_add_to_notebook(alice_client, seeded, failed_compile) -> None:  # type: ignore[no-untyped-def]
+def test_the_run_page_shows_the_match_and_offers_add_to_notebook(
+    alice_client: Client, seeded: None, failed_compile: Stage
+) -> None:
     url = reverse("projects:run", args=[failed_compile.run_id]) + "?stage=compile"
     page = alice_client.get(url).content.decode()
     assert "CUDA header not found" in page and "saxpy.cu" in page
     assert reverse("notebook:new") + "?line=" in page
 
 
-def test_adding_an_entry_from_a_failing_line_prefills_the_signature(alice_client, failed_compile) -> None:  # type: ignore[no-untyped-def]
+def test_adding_an_entry_from_a_failing_line_prefills_the_signature(
+    alice_client: Client, failed_compile: Stage
+) -> None:
     line = "/tmp/x/a.hip:9:1: error: use of undeclared identifier 'cudaFooBar'"
-    page = alice_client.get(reverse("notebook:new"), {"line": line, "stage": "compile", "run": failed_compile.run_id})
+    page = alice_client.get(reverse("notebook:new"), {"line": line, "stage": "compile", "run": str(failed_compile.run_id)})
     body = page.content.decode()
     assert "text: error: use of undeclared identifier &#x27;cudaFooBar&#x27;" in body
     form = {
@@ -125,37 +133,40 @@ def test_adding_an_entry_from_a_failing_line_prefills_the_signature(alice_client
     assert search_entries("/other/path/b.hip:3:7: error: use of undeclared identifier 'cudaFooBar'")[0].entry == entry
 
 
-def test_prefill_refuses_a_run_of_another_team(client, other_team_user, failed_compile) -> None:  # type: ignore[no-untyped-def]
+def test_prefill_refuses_a_run_of_another_team(
+    client: Client, other_team_user: tuple[User, Team], failed_compile: Stage
+) -> None:
     client.force_login(other_team_user[0])
-    response = client.get(reverse("notebook:new"), {"line": "x error y", "run": failed_compile.run_id})
+    response = client.get(reverse("notebook:new"), {"line": "x error y", "run": str(failed_compile.run_id)})
     assert response.status_code == 404
 
 
-def test_invalid_signatures_are_refused_on_save(alice_client) -> None:  # type: ignore[no-untyped-def]
+def test_invalid_signatures_are_refused_on_save(alice_client: Client) -> None:
     form = {"title": "t", "symptom": "s", "signatures": "regex: (unclosed", "tags": "", "links": ""}
     response = alice_client.post(reverse("notebook:new"), form)
     assert response.status_code == 200 and b"signature 1" in response.content
     assert not Entry.objects.exists()
 
 
-def test_editing_keeps_history(alice_client, seeded) -> None:  # type: ignore[no-untyped-def]
+def test_editing_keeps_history(alice_client: Client, seeded: None) -> None:
     entry = Entry.objects.get(slug="rccl-hang")
     edit = alice_client.get(reverse("notebook:edit", args=[entry.slug])).context["form"].initial
     edit = {**edit, "fix": "Set NCCL_TIMEOUT higher.", "note": "shorter fix", "stages": edit["stages"]}
     assert alice_client.post(reverse("notebook:edit", args=[entry.slug]), edit).status_code == 302
     revisions = EntryRevision.objects.filter(entry=entry)
-    assert revisions.count() == 2 and revisions.first().note == "shorter fix"
+    latest = revisions.first()
+    assert revisions.count() == 2 and latest is not None and latest.note == "shorter fix"
     assert b"shorter fix" in alice_client.get(reverse("notebook:history", args=[entry.slug])).content
 
 
-def test_this_fixed_it_counts_once_per_user(alice_client, seeded) -> None:  # type: ignore[no-untyped-def]
+def test_this_fixed_it_counts_once_per_user(alice_client: Client, seeded: None) -> None:
     url = reverse("notebook:fixed", args=["rccl-hang"])
     alice_client.post(url)
     alice_client.post(url)
     assert Entry.objects.get(slug="rccl-hang").fixed_count == 1
 
 
-def test_fix_markdown_is_rendered_and_sanitised(alice_client, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_fix_markdown_is_rendered_and_sanitised(alice_client: Client, team_user: tuple[User, Team]) -> None:
     data = actions.EntryData(title="md", symptom="symptom text here", signatures=[("text", "markdown test line")],
                              fix="**bold** <script>alert(1)</script> [x](javascript:alert(1))")
     entry = actions.save_entry(data, user=team_user[0])
@@ -163,7 +174,7 @@ def test_fix_markdown_is_rendered_and_sanitised(alice_client, team_user) -> None
     assert "<strong>bold</strong>" in body and "<script>alert(1)" not in body and 'href="javascript' not in body
 
 
-def test_export_and_import_round_trip(alice_client, seeded, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_export_and_import_round_trip(alice_client: Client, seeded: None, team_user: tuple[User, Team]) -> None:
     exported = alice_client.get(reverse("notebook:export")).json()
     assert len(exported["entries"]) == len(NOTEBOOK_SLUGS)
     exported["entries"][0]["symptom"] = "changed elsewhere"
@@ -176,12 +187,12 @@ def test_export_and_import_round_trip(alice_client, seeded, team_user) -> None: 
     assert Entry.objects.count() == len(NOTEBOOK_SLUGS) + 1
 
 
-def test_import_page_is_for_staff(alice_client) -> None:  # type: ignore[no-untyped-def]
+def test_import_page_is_for_staff(alice_client: Client) -> None:
     upload = io.BytesIO(json.dumps({"format": "x"}).encode())
     assert alice_client.post(reverse("notebook:import"), {"file": upload}).status_code == 302  # to the admin login
 
 
-def test_a_word_most_entries_hold_orders_by_what_helped_others(seeded, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_word_most_entries_hold_orders_by_what_helped_others(seeded: None, monkeypatch: pytest.MonkeyPatch) -> None:
     from migrator.notebook import search
 
     monkeypatch.setattr(search, "BROAD_MIN_ENTRIES", 10)

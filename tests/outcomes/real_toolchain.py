@@ -7,6 +7,7 @@ by our own parser into the shape the compile stage stores, with the toolchain as
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,9 @@ def run_in_root(workspace: Path, argv: list[str], timeout_s: int = 120) -> tuple
     return result.process.returncode, result.process.output
 
 
-def hipcc_output(workspace: Path, name: str, source: str, flags: tuple[str, ...] = ("-fsyntax-only",)) -> tuple[int, str]:
+def hipcc_output(
+    workspace: Path, name: str, source: str, flags: tuple[str, ...] = ("-fsyntax-only",)
+) -> tuple[int, str]:
     path = workspace / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source)
@@ -46,9 +49,14 @@ def root_toolchain() -> dict[str, object]:
 
 
 def compile_data(workspace: Path, sources: dict[str, str], flags: tuple[str, ...] = ("-fsyntax-only",),
-                 include_dirs: tuple[str, ...] = ()) -> tuple[dict[str, object], dict[str, str]]:
-    """Compile each source for real; the compile stage's data for them and the raw output per file."""
-    files, diagnostics, outputs = [], [], {}
+                 include_dirs: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, str]]:
+    """Compile each source for real; the compile stage's data for them and the raw output per file.
+
+    The data is JSON as ``Stage.data`` holds it, which tests complete (a file's command) before storing it.
+    """
+    files: list[dict[str, object]] = []
+    diagnostics: list[dict[str, object]] = []
+    outputs: dict[str, str] = {}
     for name, source in sources.items():
         code, output = hipcc_output(workspace, name, source, flags)
         outputs[name] = output

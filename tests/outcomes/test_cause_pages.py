@@ -1,8 +1,13 @@
 """The cause summary on the run page, the report and the PR comment; the compile page grouped by cause."""
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from migrator.accounts.models import Team
 from migrator.projects import actions, transitions
 from migrator.projects.constants import StageState
 from migrator.projects.models import Run, Stage
@@ -19,11 +24,11 @@ SOURCES = {
 
 
 @pytest.fixture
-def failed_run(team_user, tmp_path) -> Run:  # type: ignore[no-untyped-def]
+def failed_run(team_user: tuple[User, Team], tmp_path: Path) -> Run:
     """A run whose compile stage failed on real hipcc output (recorded as the compile stage stores it)."""
     require_root()
     data, _ = compile_data(tmp_path / "ws", SOURCES)
-    for entry in data["files"]:  # type: ignore[union-attr]
+    for entry in data["files"]:
         entry["command"] = ["/usr/bin/hipcc", "--offload-arch=gfx90a", "-Isrc/include", "-x", "hip", entry["path"]]
     project = actions.create_project(team_user[1], "demo", user=None, git_url="https://example.com/demo.git")
     run = actions.create_run(project, user=None)
@@ -39,7 +44,7 @@ def failed_run(team_user, tmp_path) -> Run:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.django_db
-def test_the_run_page_opens_with_one_line_of_causes(failed_run: Run, alice_client) -> None:  # type: ignore[no-untyped-def]
+def test_the_run_page_opens_with_one_line_of_causes(failed_run: Run, alice_client: Client) -> None:
     page = alice_client.get(f"/runs/{failed_run.pk}/").content.decode()
     assert 'id="cause-summary"' in page
     assert "2 files fail because RCCL is not in toolchain rocm-6.4" in page
@@ -47,7 +52,9 @@ def test_the_run_page_opens_with_one_line_of_causes(failed_run: Run, alice_clien
 
 
 @pytest.mark.django_db
-def test_the_compile_page_groups_failing_files_by_cause_with_their_commands(failed_run: Run, alice_client) -> None:  # type: ignore[no-untyped-def]
+def test_the_compile_page_groups_failing_files_by_cause_with_their_commands(
+    failed_run: Run, alice_client: Client
+) -> None:
     page = alice_client.get(f"/runs/{failed_run.pk}/?stage=compile").content.decode()
     causes = page[page.index('id="compile-causes"'):page.index('id="compile-all-files"')]
     assert causes.index("environment") < causes.index("translation")
@@ -69,7 +76,7 @@ def test_the_report_and_pr_comment_carry_the_cause_summary(failed_run: Run) -> N
 
 
 @pytest.mark.django_db
-def test_a_cancelled_or_skipped_stage_shows_no_full_progress_bar(failed_run: Run, alice_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_cancelled_or_skipped_stage_shows_no_full_progress_bar(failed_run: Run, alice_client: Client) -> None:
     Stage.objects.filter(run=failed_run, name="smoke").update(progress_done=0, progress_total=0)
     page = alice_client.get(f"/runs/{failed_run.pk}/").content.decode()
     smoke = page[page.index('id="stage-smoke"'):]

@@ -29,7 +29,7 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, object], d
     return compile_data(workspace, sources, include_dirs=("src/include",))
 
 
-def test_each_failure_gets_the_cause_whose_fault_it_is(real) -> None:  # type: ignore[no-untyped-def]
+def test_each_failure_gets_the_cause_whose_fault_it_is(real: tuple[dict[str, object], dict[str, str]]) -> None:
     data, outputs = real
     assert "fatal error: 'rccl/rccl.h' file not found" in outputs["nccl_allreduce.hip"]
     causes = {c.file: c for c in compile_causes(data)}
@@ -44,7 +44,7 @@ def test_each_failure_gets_the_cause_whose_fault_it_is(real) -> None:  # type: i
     assert causes["warp.hip"].kind == "translation" and causes["warp.hip"].key == "warp-sync"
 
 
-def test_the_include_dirs_a_user_set_are_not_blamed_on_migrator(real) -> None:  # type: ignore[no-untyped-def]
+def test_the_include_dirs_a_user_set_are_not_blamed_on_migrator(real: tuple[dict[str, object], dict[str, str]]) -> None:
     data, _ = real
     causes = {c.file: c for c in compile_causes(data, user_include_dirs=("src/include",))}
     assert causes["util_user.hip"].kind == "build_configuration"
@@ -57,7 +57,9 @@ def test_a_nvcc_only_flag_is_build_configuration(tmp_path: Path) -> None:
     assert cause.kind == "build_configuration" and cause.key == "flag:-fatbin"
 
 
-def test_the_summary_puts_the_largest_environment_group_first_with_grammar(real) -> None:  # type: ignore[no-untyped-def]
+def test_the_summary_puts_the_largest_environment_group_first_with_grammar(
+    real: tuple[dict[str, object], dict[str, str]]
+) -> None:
     data, _ = real
     groups = group_causes(compile_causes(data))
     line = summary_line(groups)

@@ -3,10 +3,14 @@ re-run choices, cancel confirmation, runners warning."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.constants import RunState
@@ -24,11 +28,11 @@ def run_archive(project: Project, files: dict[str, str]) -> Run:
 
 
 @pytest.fixture
-def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team]) -> Project:
     return actions.create_project(team_user[1], "demo", user=team_user[0])
 
 
-def test_the_comparison_skips_cancelled_runs(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+def test_the_comparison_skips_cancelled_runs(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan")
     first = run_archive(project, {"src/vadd.cu": VADD_CU})
     cancelled = actions.create_run(project, user=None)
@@ -36,28 +40,31 @@ def test_the_comparison_skips_cancelled_runs(only_stages, project: Project) -> N
     cancelled.refresh_from_db()
     assert cancelled.state == RunState.CANCELLED
     third = run_archive(project, {"src/vadd.cu": VADD_CU})
-    assert build_report(third)["comparison"]["previous_run"]["number"] == first.number
+    comparison: Any = build_report(third)["comparison"]
+    assert comparison["previous_run"]["number"] == first.number
 
 
-def test_the_comparison_covers_every_finding_not_the_first_thirty(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+def test_the_comparison_covers_every_finding_not_the_first_thirty(
+    only_stages: Callable[..., None], project: Project
+) -> None:
     only_stages("fetch", "scan")
     many = {f"mod{i:02d}/CMakeLists.txt": CMAKE for i in range(40)} | {"src/vadd.cu": VADD_CU}
     first = run_archive(project, many)
     assert first.stages.get(name="scan").data["findings_total"] > 40
     second = run_archive(project, {"src/vadd.cu": VADD_CU})
-    comparison = build_report(second)["comparison"]
+    comparison: Any = build_report(second)["comparison"]
     resolved = comparison["resolved_findings"]
     assert len({key.split(" in ")[1] for key in resolved}) == 40  # every module, not the first 30 rows
     assert "and 30 more" in render_markdown(build_report(second)) or f"({len(resolved)})" in render_markdown(build_report(second))
 
 
-def test_settings_changes_are_shown_as_such(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+def test_settings_changes_are_shown_as_such(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan", "smoke")
     run_archive(project, {"src/vadd.cu": VADD_CU})
     project.settings = {"smoke_command": "./vadd", "offload_archs": ["gfx942"]}
     project.save()
     second = run_archive(project, {"src/vadd.cu": VADD_CU})
-    comparison = build_report(second)["comparison"]
+    comparison: Any = build_report(second)["comparison"]
     settings = {c["setting"]: (c["before"], c["after"]) for c in comparison["settings_changes"]}
     assert settings == {"smoke_command": ("(default)", "./vadd"), "offload_archs": ("(default)", ["gfx942"])}
     smoke = next(c for c in comparison["changes"] if c["what"] == "stage smoke")
@@ -66,7 +73,9 @@ def test_settings_changes_are_shown_as_such(only_stages, project: Project) -> No
     assert "**Settings changed:** `offload_archs` `(default)` → `['gfx942']`; `smoke_command` `(default)` → `./vadd`" in markdown
 
 
-def test_the_projects_list_shows_the_last_verdict_and_a_stage_strip(only_stages, project: Project, alice_client: Client) -> None:  # type: ignore[no-untyped-def]
+def test_the_projects_list_shows_the_last_verdict_and_a_stage_strip(
+    only_stages: Callable[..., None], project: Project, alice_client: Client
+) -> None:
     only_stages("fetch", "scan")
     run = run_archive(project, {"src/vadd.cu": VADD_CU})
     page = alice_client.get("/").content.decode()
@@ -75,7 +84,9 @@ def test_the_projects_list_shows_the_last_verdict_and_a_stage_strip(only_stages,
     assert row.count('class="mini state-') == 6 and 'class="mini state-passed" title="fetch: Passed"' in row
 
 
-def test_the_project_page_draws_progress_over_runs(only_stages, project: Project, alice_client: Client) -> None:  # type: ignore[no-untyped-def]
+def test_the_project_page_draws_progress_over_runs(
+    only_stages: Callable[..., None], project: Project, alice_client: Client
+) -> None:
     only_stages("fetch", "scan", "hipify")
     run_archive(project, {"src/vadd.cu": VADD_CU})
     run_archive(project, {"src/vadd.cu": VADD_CU, "src/more.cu": VADD_CU.replace("vadd", "vsub")})
@@ -85,7 +96,9 @@ def test_the_project_page_draws_progress_over_runs(only_stages, project: Project
     assert "<title>run #1: 1</title>" in chart and "<title>run #2: 2</title>" in chart
 
 
-def test_rerun_offers_only_stages_that_can_rerun_and_defaults_to_the_failed_one(only_stages, project: Project, alice_client: Client) -> None:  # type: ignore[no-untyped-def]
+def test_rerun_offers_only_stages_that_can_rerun_and_defaults_to_the_failed_one(
+    only_stages: Callable[..., None], project: Project, alice_client: Client
+) -> None:
     only_stages("fetch", "scan")
     run = run_archive(project, {"src/vadd.cu": VADD_CU})
     run.stages.filter(name="scan").update(state="failed")

@@ -5,11 +5,16 @@ import io
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.api.models import create_token
 from migrator.integrations.models import ProjectIntegration
 from migrator.pipeline.orchestrator import run_sync
@@ -52,8 +57,15 @@ def host() -> Iterator[FakeHost]:
 
 
 @pytest.mark.django_db
-def test_a_smoke_run_on_a_fake_gpu_is_labelled_in_every_output(  # type: ignore[no-untyped-def]
-    team_user, only_stages, cuda_archive, monkeypatch, tmp_path, host, client, settings,
+def test_a_smoke_run_on_a_fake_gpu_is_labelled_in_every_output(
+    team_user: tuple[User, Team],
+    only_stages: Callable[..., None],
+    cuda_archive: bytes,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    host: FakeHost,
+    client: Client,
+    settings: Settings,
 ) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a")
     monkeypatch.setenv("MIGRATOR_GPU_LOCK_DIR", str(tmp_path / "locks"))
@@ -73,7 +85,7 @@ def test_a_smoke_run_on_a_fake_gpu_is_labelled_in_every_output(  # type: ignore[
     assert smoke.state == "passed" and smoke.summary.startswith("[fake GPU] exit 0")
     assert smoke.data["fake_gpu"] is True
     assert run.state == RunState.PARTIAL and ("smoke", FAKE_GPU) in [(u.stage, u.reason) for u in run_verdict(run).unchecked]
-    report = build_report(run)
+    report: dict[str, Any] = build_report(run)
     assert report["verdict"]["fake_gpu"] is True and report["smoke"]["fake_gpu"] is True
     markdown = render_markdown(report)
     assert "**Fake GPU:**" in markdown and "Smoke [fake GPU]" in markdown and "[fake GPU] exit 0" in markdown

@@ -4,9 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.notebook import actions
 from migrator.notebook.matching import match_stage
 from migrator.notebook.models import Entry, StageMatch, UnmatchedFailure
@@ -37,7 +39,7 @@ def seeded() -> None:
     actions.load_seed()
 
 
-def failed_stage(team, name: str, log: str, stage_name: str = "compile") -> Stage:  # type: ignore[no-untyped-def]
+def failed_stage(team: Team, name: str, log: str, stage_name: str = "compile") -> Stage:
     """A run of ``name`` whose ``stage_name`` failed with ``log``, matched as the pipeline does."""
     project = project_actions.create_project(team, name, user=None, git_url=f"https://example.com/{name}.git")
     run = project_actions.create_run(project, user=None)
@@ -49,7 +51,9 @@ def failed_stage(team, name: str, log: str, stage_name: str = "compile") -> Stag
     return stage
 
 
-def test_a_probing_tools_traceback_never_outranks_the_real_cmake_error(seeded, team_user, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_probing_tools_traceback_never_outranks_the_real_cmake_error(
+    seeded: None, team_user: tuple[User, Team], tmp_path: Path
+) -> None:
     (tmp_path / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.21)\nproject(demo LANGUAGES CXX HIP)\nadd_executable(demo main.cu)\n")
     (tmp_path / "main.cu").write_text("int main() { return 0; }\n")
     _, cmake_output = run_in_root(tmp_path, ["cmake", "-S", ".", "-B", "/tmp/build"])
@@ -61,19 +65,19 @@ def test_a_probing_tools_traceback_never_outranks_the_real_cmake_error(seeded, t
     assert "no-amd-gpu-visible" not in slugs
 
 
-def test_a_pasted_line_does_not_match_on_path_words(seeded) -> None:  # type: ignore[no-untyped-def]
+def test_a_pasted_line_does_not_match_on_path_words(seeded: None) -> None:
     hits = [h.entry.slug for h in search_entries("/home/dev/proj/extensions/muladd.cpp: 'Python.h' file not found")]
     assert hits[0] == "pytorch-extension-headers"
     assert "warp-size-32" not in hits and "no-binary-for-gpu" not in hits
 
 
-def test_an_intrinsic_name_finds_the_entry_about_its_family(seeded) -> None:  # type: ignore[no-untyped-def]
+def test_an_intrinsic_name_finds_the_entry_about_its_family(seeded: None) -> None:
     hits = [h.entry.slug for h in search_entries("__shfl_xor_sync")]
     assert "warp-size-32" in hits[:2]  # beside the entry on 64-bit masks, which names __shfl_xor_sync itself
 
 
-def test_unmatched_failures_cluster_across_two_teams_and_an_entry_resolves_them(  # type: ignore[no-untyped-def]
-    seeded, team_user, other_team_user, tmp_path: Path, client: Client,
+def test_unmatched_failures_cluster_across_two_teams_and_an_entry_resolves_them(
+    seeded: None, team_user: tuple[User, Team], other_team_user: tuple[User, Team], tmp_path: Path, client: Client,
 ) -> None:
     _, first = hipcc_output(tmp_path / "a", "src/ops/convert.hip", RT + "struct Foo {}; struct Bar {};\nBar make() { return Foo(); }\n")
     _, second = hipcc_output(tmp_path / "b", "kernels/pack.hip", RT + "struct Half {}; struct Wide {};\n\n\nWide pack() { return Half(); }\n")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.contrib.auth.models import User
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.causes import run_causes
 from migrator.projects.constants import RunState
+from migrator.projects.models import Run
 from migrator.projects.verdict import NO_SMOKE_COMMAND, run_verdict
 from tests.conftest import VADD_CU, make_tar_gz
 from tests.outcomes.real_toolchain import require_root
@@ -20,14 +23,14 @@ NCCL_CU = "#include <cuda_runtime.h>\n#include <nccl.h>\n#include <rccl/rccl.h>\
 LEFT_CU = "#include <cuda_runtime.h>\nvoid reset() { cudaFooBarBaz(); }\n"
 
 
-def run_project(team, name: str, files: dict[str, str]):  # type: ignore[no-untyped-def]
+def run_project(team: Team, name: str, files: dict[str, str]) -> Run:
     require_root()
     project = actions.create_project(team, name, user=None)
     actions.store_archive(project, io.BytesIO(make_tar_gz(files)), f"{name}.tar.gz", None)
     return run_sync(actions.create_run(project, user=None))
 
 
-def test_a_run_that_compiles_and_links_but_has_no_smoke_command_is_partial(team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_that_compiles_and_links_but_has_no_smoke_command_is_partial(team_user: tuple[User, Team]) -> None:
     run = run_project(team_user[1], "vadd", {"src/vadd.cu": VADD_CU})
     states = {s.name: s.state for s in run.stages.all()}
     assert states["compile"] == states["link"] == "passed", [s.summary for s in run.stages.all()]
@@ -35,7 +38,7 @@ def test_a_run_that_compiles_and_links_but_has_no_smoke_command_is_partial(team_
     assert [(u.stage, u.reason) for u in run_verdict(run).unchecked] == [("smoke", NO_SMOKE_COMMAND)]
 
 
-def test_a_real_compile_failure_is_classified_by_cause(team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_real_compile_failure_is_classified_by_cause(team_user: tuple[User, Team]) -> None:
     run = run_project(team_user[1], "mixed", {"src/vadd.cu": VADD_CU, "src/comm.cu": NCCL_CU, "src/left.cu": LEFT_CU})
     compile_stage = run.stages.get(name="compile")
     assert compile_stage.state == "failed" and run.state == RunState.FAILED

@@ -1,9 +1,13 @@
 """Runs the pipeline tests start from: fetched for real, with a smoke command, so the reference can be sent."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from migrator.accounts.models import Team
 from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from migrator.projects.constants import StageState
@@ -11,7 +15,7 @@ from migrator.projects.models import Run, Stage
 
 
 @pytest.fixture
-def fetched_run(team_user, cuda_archive, only_stages) -> Run:  # type: ignore[no-untyped-def]
+def fetched_run(team_user: tuple[User, Team], cuda_archive: bytes, only_stages: Callable[..., None]) -> Run:
     only_stages("fetch")
     user, team = team_user
     project = actions.create_project(team, "ref", user=user, settings={"smoke_command": "./vadd"})

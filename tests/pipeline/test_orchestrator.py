@@ -6,19 +6,24 @@ import json
 import threading
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
+from migrator.accounts.models import Team
 from migrator.pipeline import orchestrator
+from migrator.pipeline.stagelog import StageLog
 from migrator.projects import actions, transitions
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Project, Run, Stage
 from migrator.projects.workspaces import workspace_for
 from tests.markers import requires_nvcc
-from worker.context import StageResult
+from worker.context import StageContext, StageResult
+from worker.project_settings import ProjectSettings
 from worker.stages.smoke import REFERENCE_ARTIFACT, REFERENCE_PENDING
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +37,9 @@ def _stage(run: Run, name: str) -> Stage:
     return run.stages.get(name=name)
 
 
-def test_the_pipeline_records_not_available_stages_as_skipped(archive_project, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_the_pipeline_records_not_available_stages_as_skipped(
+    archive_project: Project, only_stages: Callable[..., None]
+) -> None:
     only_stages("fetch")
     run = orchestrator.run_sync(_run(archive_project))
     states = {s.name: (s.state, s.summary) for s in run.stages.all()}
@@ -42,7 +49,9 @@ def test_the_pipeline_records_not_available_stages_as_skipped(archive_project, o
     assert _stage(run, "fetch").log_size > 0
 
 
-def test_a_rejected_archive_fails_fetch_with_the_reason_in_log(team_user, only_stages, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_rejected_archive_fails_fetch_with_the_reason_in_log(
+    team_user: tuple[User, Team], only_stages: Callable[..., None], tmp_path: Path
+) -> None:
     import io
     import zipfile
 
@@ -61,11 +70,13 @@ def test_a_rejected_archive_fails_fetch_with_the_reason_in_log(team_user, only_s
     assert _stage(run, "scan").summary == "skipped: fetch failed"
 
 
-def test_a_crashing_stage_is_a_visible_failure(archive_project, only_stages, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_crashing_stage_is_a_visible_failure(
+    archive_project: Project, only_stages: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+) -> None:
     only_stages("fetch")
     import worker.stages.fetch as fetch_module
 
-    def explode(ctx):  # type: ignore[no-untyped-def]
+    def explode(ctx: StageContext) -> StageResult:
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(fetch_module, "run", explode)
@@ -77,7 +88,9 @@ def test_a_crashing_stage_is_a_visible_failure(archive_project, only_stages, mon
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_running_stage_stops_when_the_run_is_cancelled(team_user, cuda_archive, only_stages, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_running_stage_stops_when_the_run_is_cancelled(
+    team_user: tuple[User, Team], cuda_archive: bytes, only_stages: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+) -> None:
     only_stages("fetch", "scan")
     user, team = team_user
     project = actions.create_project(team, "cancel", user=user)
@@ -85,7 +98,7 @@ def test_a_running_stage_stops_when_the_run_is_cancelled(team_user, cuda_archive
     run = actions.create_run(project, user=user)
     checks: list[float] = []
 
-    def slow_scan(ctx):  # type: ignore[no-untyped-def]
+    def slow_scan(ctx: StageContext) -> StageResult:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             checks.append(time.monotonic())
@@ -116,13 +129,15 @@ def test_a_running_stage_stops_when_the_run_is_cancelled(team_user, cuda_archive
 
 
 
-def test_no_reference_is_wanted_without_an_online_cuda_runner(fetched_run, queued_smoke) -> None:  # type: ignore[no-untyped-def]
+def test_no_reference_is_wanted_without_an_online_cuda_runner(fetched_run: Run, queued_smoke: Stage) -> None:
     smoke = queued_smoke
-    assert not orchestrator.wants_reference(smoke, orchestrator.ProjectSettings.from_dict(fetched_run.project.settings))
+    assert not orchestrator.wants_reference(smoke, ProjectSettings.from_dict(fetched_run.project.settings))
 
 
 @requires_nvcc
-def test_the_reference_build_uses_nvcc_and_reports_the_missing_gpu(fetched_run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_reference_build_uses_nvcc_and_reports_the_missing_gpu(
+    fetched_run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
     artifacts = workspace_for(fetched_run.pk).artifacts
     (artifacts / REFERENCE_PENDING).write_text("x")
@@ -135,12 +150,14 @@ def test_the_reference_build_uses_nvcc_and_reports_the_missing_gpu(fetched_run, 
 
 
 
-def test_the_smoke_stage_waits_for_a_pending_reference_then_goes_on(fetched_run, queued_smoke, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_smoke_stage_waits_for_a_pending_reference_then_goes_on(
+    fetched_run: Run, queued_smoke: Stage, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from worker.stages import smoke as smoke_module
 
     stage = queued_smoke
     transitions.claim_stage(stage.pk, "w")
-    ctx = orchestrator.build_context(stage, orchestrator.StageLog(stage.pk, fetched_run.pk))
+    ctx = orchestrator.build_context(stage, StageLog(stage.pk, fetched_run.pk))
     pending = ctx.workspace.artifacts / REFERENCE_PENDING
     pending.write_text("x")
     ticks: list[int] = []
@@ -150,7 +167,7 @@ def test_the_smoke_stage_waits_for_a_pending_reference_then_goes_on(fetched_run,
         if len(ticks) == 3:
             pending.unlink()
 
-    monkeypatch.setattr(smoke_module.time, "sleep", sleep)
+    monkeypatch.setattr("worker.stages.smoke.time.sleep", sleep)
     assert smoke_module.await_reference(ctx, poll_s=0.0) is False  # finished, but wrote no result
     assert len(ticks) == 3
 

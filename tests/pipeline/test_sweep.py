@@ -4,19 +4,26 @@ gone is published again under its task id, while one still in the broker, a comm
 cancelled run or a stage queued only a moment ago is left alone."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
+import redis
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.utils import timezone
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.pipeline import sweep
 from migrator.pipeline.broker import pending_task_ids
 from migrator.projects import actions, transitions
 from migrator.projects.constants import RunState, StageState, Trigger
 from migrator.projects.models import Project, Run, Stage
 from migrator.projects.signals import run_finished
+from tests.brokerhost import RedisServer
 from tests.conftest import make_tar_gz
 
 pytestmark = pytest.mark.django_db
@@ -44,7 +51,7 @@ def _nothing(stage: Stage, queue: str) -> None:
     return None
 
 
-def test_the_sweep_fails_stages_whose_worker_died(archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_the_sweep_fails_stages_whose_worker_died(archive_project: Project) -> None:
     run = _run(archive_project)
     fetch = _stage(run, "fetch")
     transitions.claim_stage(fetch.pk, "dead-worker")
@@ -57,7 +64,7 @@ def test_the_sweep_fails_stages_whose_worker_died(archive_project) -> None:  # t
     assert run.state == RunState.FAILED and dispatched == []
 
 
-def test_the_sweep_leaves_live_stages_alone(archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_the_sweep_leaves_live_stages_alone(archive_project: Project) -> None:
     run = _run(archive_project)
     fetch = _stage(run, "fetch")
     transitions.claim_stage(fetch.pk, "live-worker")
@@ -74,7 +81,9 @@ def test_it_revokes_the_tasks_of_the_stages_it_fails(archive_project: Project) -
     assert [sorted(ids) for ids in revoked] == [["task-a", "task-b"]]
 
 
-def test_it_takes_at_most_a_batch_a_pass_and_the_rest_on_the_next(archive_project: Project, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_it_takes_at_most_a_batch_a_pass_and_the_rest_on_the_next(
+    archive_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sweep, "SWEEP_BATCH", 2)
     stages = [_dead_fetch(archive_project, f"task-{n}") for n in range(3)]
     assert len(sweep.sweep(_nothing)) == 2
@@ -83,7 +92,9 @@ def test_it_takes_at_most_a_batch_a_pass_and_the_rest_on_the_next(archive_projec
     assert not Stage.objects.filter(pk__in=[s.pk for s in stages], state=StageState.RUNNING).exists()
 
 
-def test_a_stage_that_cannot_be_handled_is_logged_and_the_others_still_are(archive_project: Project, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_a_stage_that_cannot_be_handled_is_logged_and_the_others_still_are(
+    archive_project: Project, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     broken, fine = _dead_fetch(archive_project, "task-broken"), _dead_fetch(archive_project, "task-fine")
     real = transitions.fail_stale_stage
 
@@ -115,7 +126,7 @@ def test_it_announces_the_runs_it_ends(archive_project: Project) -> None:
     assert [(r.pk, r.state) for r in ended] == [(fetch.run_id, RunState.FAILED)]
 
 
-def test_a_smoke_stage_waiting_for_a_rocm_runner_times_out(archive_project, alice_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_smoke_stage_waiting_for_a_rocm_runner_times_out(archive_project: Project, alice_client: Client) -> None:
     archive_project.settings = {"smoke_command": "./app", "smoke_wait_timeout_s": 60}
     archive_project.save()
     run = _run(archive_project)
@@ -141,12 +152,12 @@ def test_a_smoke_stage_waiting_for_a_rocm_runner_times_out(archive_project, alic
 
 
 @pytest.fixture
-def empty_broker(own_broker):  # type: ignore[no-untyped-def]
+def empty_broker(own_broker: RedisServer) -> RedisServer:
     """A broker of the test's own: what the suite's test broker holds depends on every other test."""
     return own_broker
 
 
-def _web_run(team, name: str, trigger: str = Trigger.WEB) -> Run:  # type: ignore[no-untyped-def]
+def _web_run(team: Team, name: str, trigger: str = Trigger.WEB) -> Run:
     project = actions.create_project(team, name, user=None)
     actions.store_archive(project, SimpleUploadedFile("c.tgz", make_tar_gz({"a.cu": "int x;\n"})), "c.tgz", None)
     return actions.create_run(project, user=None, trigger=trigger)
@@ -166,12 +177,16 @@ def _sweep() -> tuple[list[int], list[str]]:
     return republished, dispatched
 
 
-def test_a_stage_whose_message_is_gone_is_published_again(team_user, empty_broker) -> None:  # type: ignore[no-untyped-def]
+def test_a_stage_whose_message_is_gone_is_published_again(
+    team_user: tuple[User, Team], empty_broker: RedisServer
+) -> None:
     lost = _enqueued_long_ago(_web_run(team_user[1], "lost"), "task-lost")
     assert _sweep() == ([lost.pk], [])
 
 
-def test_a_stage_whose_message_is_still_waiting_is_left_alone(team_user, empty_broker) -> None:  # type: ignore[no-untyped-def]
+def test_a_stage_whose_message_is_still_waiting_is_left_alone(
+    team_user: tuple[User, Team], empty_broker: RedisServer
+) -> None:
     from migrator.pipeline.dispatch import republish_stage
 
     waiting = _enqueued_long_ago(_web_run(team_user[1], "waiting"), "task-waiting")
@@ -180,14 +195,18 @@ def test_a_stage_whose_message_is_still_waiting_is_left_alone(team_user, empty_b
     assert _sweep() == ([], [])
 
 
-def test_runs_never_handed_out_are_dispatched_after_the_grace_period(team_user, empty_broker, settings) -> None:  # type: ignore[no-untyped-def]
+def test_runs_never_handed_out_are_dispatched_after_the_grace_period(
+    team_user: tuple[User, Team], empty_broker: RedisServer, settings: Settings
+) -> None:
     run = _web_run(team_user[1], "never")
     assert _sweep() == ([], [])  # just created: its own on_commit publish may still be on its way
     Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(seconds=settings.MIGRATOR_REPUBLISH_GRACE_S + 1))
     assert _sweep() == ([], ["fetch"])
 
 
-def test_command_line_and_cancelled_runs_are_not_touched(team_user, empty_broker) -> None:  # type: ignore[no-untyped-def]
+def test_command_line_and_cancelled_runs_are_not_touched(
+    team_user: tuple[User, Team], empty_broker: RedisServer
+) -> None:
     cli = _web_run(team_user[1], "cli", trigger=Trigger.CLI)  # run in its own process, stage by stage
     Run.objects.filter(pk=cli.pk).update(created_at=timezone.now() - timedelta(hours=1))
     cancelled = _web_run(team_user[1], "cancelled")
@@ -196,7 +215,7 @@ def test_command_line_and_cancelled_runs_are_not_touched(team_user, empty_broker
     assert _sweep() == ([], [])
 
 
-def test_only_the_next_stage_of_a_run_is_considered(team_user, empty_broker) -> None:  # type: ignore[no-untyped-def]
+def test_only_the_next_stage_of_a_run_is_considered(team_user: tuple[User, Team], empty_broker: RedisServer) -> None:
     run = _web_run(team_user[1], "next")
     fetch = run.stages.get(name="fetch")
     transitions.claim_stage(fetch.pk, "w")  # running: its message was taken, nothing to re-send
@@ -204,8 +223,11 @@ def test_only_the_next_stage_of_a_run_is_considered(team_user, empty_broker) -> 
     assert _sweep() == ([], [])
 
 
+BrokerKeys = tuple[redis.Redis, str, str]  # kombu's Redis client, its unacked hash and its unacked index
+
+
 @pytest.fixture
-def broker_client(empty_broker):  # type: ignore[no-untyped-def]
+def broker_client(empty_broker: RedisServer) -> Iterator[BrokerKeys]:
     """The test broker's Redis client and kombu's key names, to place messages as a worker holds them."""
     from migrator.celery import app
 
@@ -215,7 +237,7 @@ def broker_client(empty_broker):  # type: ignore[no-untyped-def]
         channel.client.delete(channel.unacked_key, channel.unacked_index_key)
 
 
-def _held_by_a_worker(broker_client, task_id: str, taken_s_ago: float) -> None:  # type: ignore[no-untyped-def]
+def _held_by_a_worker(broker_client: BrokerKeys, task_id: str, taken_s_ago: float) -> None:
     import json
     import time
 
@@ -225,13 +247,17 @@ def _held_by_a_worker(broker_client, task_id: str, taken_s_ago: float) -> None: 
     client.zadd(index, {tag: time.time() - taken_s_ago})
 
 
-def test_a_message_a_worker_took_a_moment_ago_is_left_to_it(team_user, empty_broker, broker_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_message_a_worker_took_a_moment_ago_is_left_to_it(
+    team_user: tuple[User, Team], empty_broker: RedisServer, broker_client: BrokerKeys
+) -> None:
     _enqueued_long_ago(_web_run(team_user[1], "taken"), "task-taken")
     _held_by_a_worker(broker_client, "task-taken", taken_s_ago=2)
     assert _sweep() == ([], [])
 
 
-def test_a_message_held_unclaimed_for_long_belonged_to_a_dead_worker_and_is_sent_again(team_user, empty_broker, broker_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_message_held_unclaimed_for_long_belonged_to_a_dead_worker_and_is_sent_again(
+    team_user: tuple[User, Team], empty_broker: RedisServer, broker_client: BrokerKeys
+) -> None:
     held = _enqueued_long_ago(_web_run(team_user[1], "held"), "task-held")
     _held_by_a_worker(broker_client, "task-held", taken_s_ago=600)  # Redis would return it after 75 min
     assert _sweep() == ([held.pk], [])

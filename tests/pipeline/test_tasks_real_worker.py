@@ -3,13 +3,18 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.constants import RunState, StageState
-from migrator.projects.models import Run
+from migrator.projects.models import Project, Run
 from tests.conftest import wait_for
 
 
@@ -20,7 +25,9 @@ def _finished(run: Run) -> Run | None:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker_stages("fetch")
-def test_a_run_goes_through_the_chain_on_a_real_worker(celery_worker_process, archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_goes_through_the_chain_on_a_real_worker(
+    celery_worker_process: subprocess.Popen[bytes], archive_project: Project
+) -> None:
     run = actions.create_run(archive_project, user=None)
     start_run(run)  # on_commit runs at once outside a transaction
     run = wait_for(lambda: _finished(run), timeout=60)
@@ -33,7 +40,9 @@ def test_a_run_goes_through_the_chain_on_a_real_worker(celery_worker_process, ar
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker_stages("fetch")
-def test_a_git_run_pins_the_commit_on_a_real_worker(celery_worker_process, team_user, git_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_git_run_pins_the_commit_on_a_real_worker(
+    celery_worker_process: subprocess.Popen[bytes], team_user: tuple[User, Team], git_repo: Path
+) -> None:
     import subprocess
 
     project = actions.create_project(team_user[1], "gitrun", user=None, git_url=str(git_repo))
@@ -48,7 +57,9 @@ def test_a_git_run_pins_the_commit_on_a_real_worker(celery_worker_process, team_
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker_stages("fetch")
-def test_an_unreachable_repository_fails_fetch_clearly(celery_worker_process, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_an_unreachable_repository_fails_fetch_clearly(
+    celery_worker_process: subprocess.Popen[bytes], team_user: tuple[User, Team]
+) -> None:
     project = actions.create_project(team_user[1], "gone", user=None, git_url="https://nonexistent.invalid/x.git")
     run = actions.create_run(project, user=None, ref="main")
     start_run(run)
@@ -60,7 +71,9 @@ def test_an_unreachable_repository_fails_fetch_clearly(celery_worker_process, te
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker_stages("fetch")
-def test_a_killed_worker_leaves_a_stage_the_sweep_fails(archive_project, settings, celery_worker_process) -> None:  # type: ignore[no-untyped-def]
+def test_a_killed_worker_leaves_a_stage_the_sweep_fails(
+    archive_project: Project, settings: Settings, celery_worker_process: subprocess.Popen[bytes]
+) -> None:
     """SIGKILL the worker while a stage is running; the sweep must fail it (no stage stays running)."""
     from datetime import timedelta
 

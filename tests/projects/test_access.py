@@ -2,23 +2,27 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.projects import actions
+from migrator.projects.models import Run
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def alpha_run(team_user, cuda_archive):  # type: ignore[no-untyped-def]
+def alpha_run(team_user: tuple[User, Team], cuda_archive: bytes) -> Run:
     user, team = team_user
     project = actions.create_project(team, "secret", user=user)
     actions.store_archive(project, SimpleUploadedFile("s.tgz", cuda_archive), "s.tgz", user)
     return actions.create_run(project, user=user)
 
 
-def _urls(run):  # type: ignore[no-untyped-def]
+def _urls(run: Run) -> list[tuple[str, str]]:
     p = run.project_id
     return [
         ("get", reverse("projects:detail", args=[p])),
@@ -33,7 +37,7 @@ def _urls(run):  # type: ignore[no-untyped-def]
     ]
 
 
-def test_a_non_member_gets_404_everywhere(client, alpha_run, other_team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_non_member_gets_404_everywhere(client: Client, alpha_run: Run, other_team_user: tuple[User, Team]) -> None:
     client.force_login(other_team_user[0])
     for method, url in _urls(alpha_run):
         response = getattr(client, method)(url)
@@ -42,18 +46,20 @@ def test_a_non_member_gets_404_everywhere(client, alpha_run, other_team_user) ->
     assert not alpha_run.cancel_requested
 
 
-def test_a_non_member_does_not_see_the_project_in_lists(client, alpha_run, other_team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_non_member_does_not_see_the_project_in_lists(
+    client: Client, alpha_run: Run, other_team_user: tuple[User, Team]
+) -> None:
     client.force_login(other_team_user[0])
     assert b"secret" not in client.get(reverse("projects:list")).content
 
 
-def test_a_member_sees_everything(alice_client, alpha_run) -> None:  # type: ignore[no-untyped-def]
+def test_a_member_sees_everything(alice_client: Client, alpha_run: Run) -> None:
     for method, url in _urls(alpha_run):
         if method == "get":
             assert alice_client.get(url).status_code in (200, 204), url
 
 
-def test_a_new_member_gains_access(client, alpha_run, other_team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_member_gains_access(client: Client, alpha_run: Run, other_team_user: tuple[User, Team]) -> None:
     from migrator.accounts.actions import add_member
 
     add_member(alpha_run.project.team, other_team_user[0])
@@ -61,6 +67,6 @@ def test_a_new_member_gains_access(client, alpha_run, other_team_user) -> None: 
     assert client.get(reverse("projects:run", args=[alpha_run.pk])).status_code == 200
 
 
-def test_anonymous_requests_never_reach_data(client, alpha_run) -> None:  # type: ignore[no-untyped-def]
+def test_anonymous_requests_never_reach_data(client: Client, alpha_run: Run) -> None:
     for method, url in _urls(alpha_run):
         assert getattr(client, method)(url).status_code in (302, 404), url

@@ -1,12 +1,17 @@
 """The lookups every view and endpoint starts with: by user or by team, a run's stage, 404 otherwise."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import Http404
+from django.test import Client
 from django.urls import reverse
+from pytest_django import DjangoAssertNumQueries
 
+from migrator.accounts.models import Team
 from migrator.api.models import create_token
 from migrator.projects import access, actions
 from migrator.projects.models import Run
@@ -15,15 +20,15 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def run(team_user, cuda_archive) -> Run:  # type: ignore[no-untyped-def]
+def run(team_user: tuple[User, Team], cuda_archive: bytes) -> Run:
     user, team = team_user
     project = actions.create_project(team, "seen", user=user)
     actions.store_archive(project, SimpleUploadedFile("s.tgz", cuda_archive), "s.tgz", user)
     return actions.create_run(project, user=user)
 
 
-def test_members_and_their_team_find_the_run_with_its_project_loaded(  # type: ignore[no-untyped-def]
-    run: Run, team_user, django_assert_num_queries
+def test_members_and_their_team_find_the_run_with_its_project_loaded(
+    run: Run, team_user: tuple[User, Team], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     user, team = team_user
     with django_assert_num_queries(1):
@@ -34,9 +39,9 @@ def test_members_and_their_team_find_the_run_with_its_project_loaded(  # type: i
     assert access.get_project_or_404(user, run.project_id) == access.get_team_project_or_404(team, run.project_id)
 
 
-def test_another_team_and_anonymous_users_get_404(run: Run, other_team_user) -> None:  # type: ignore[no-untyped-def]
+def test_another_team_and_anonymous_users_get_404(run: Run, other_team_user: tuple[User, Team]) -> None:
     user, team = other_team_user
-    lookups = [
+    lookups: list[Callable[[], object]] = [
         lambda: access.get_run_or_404(user, run.pk), lambda: access.get_team_run_or_404(team, run.pk),
         lambda: access.get_project_or_404(user, run.project_id), lambda: access.get_team_project_or_404(team, run.project_id),
         lambda: access.get_run_or_404(AnonymousUser(), run.pk),
@@ -46,7 +51,9 @@ def test_another_team_and_anonymous_users_get_404(run: Run, other_team_user) -> 
             lookup()
 
 
-def test_a_stage_comes_with_its_run_and_an_unknown_one_is_404(run: Run, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+def test_a_stage_comes_with_its_run_and_an_unknown_one_is_404(
+    run: Run, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     with django_assert_num_queries(1):
         stage = access.get_stage_or_404(run, "compile")
         assert stage.run is run
@@ -54,7 +61,9 @@ def test_a_stage_comes_with_its_run_and_an_unknown_one_is_404(run: Run, django_a
         access.get_stage_or_404(run, "deploy")
 
 
-def test_the_log_of_an_unknown_stage_is_404_on_the_page_and_in_the_api(alice_client, run: Run, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_the_log_of_an_unknown_stage_is_404_on_the_page_and_in_the_api(
+    alice_client: Client, run: Run, team_user: tuple[User, Team]
+) -> None:
     assert alice_client.get(reverse("projects:stage-log", args=[run.pk, "deploy"])).status_code == 404
     assert alice_client.get(reverse("projects:stage-log-raw", args=[run.pk, "deploy"])).status_code == 404
     token = create_token(team_user[1], "ci")[1]

@@ -1,6 +1,8 @@
 """Runs are created and re-run through migrator.projects.actions: queued stages in order, reused results."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from migrator.pipeline import orchestrator
@@ -8,6 +10,7 @@ from migrator.projects import actions, transitions
 from migrator.projects.constants import STAGE_NAMES, RunState, StageState
 from migrator.projects.models import Project, Run, Stage
 from migrator.projects.workspaces import workspace_for
+from worker.context import StageContext, StageResult
 
 pytestmark = pytest.mark.django_db
 
@@ -20,17 +23,17 @@ def _stage(run: Run, name: str) -> Stage:
     return run.stages.get(name=name)
 
 
-def test_a_new_run_has_six_queued_stages_in_order(archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_run_has_six_queued_stages_in_order(archive_project: Project) -> None:
     run = _run(archive_project)
     assert [(s.name, s.state) for s in run.stages.all()] == [(n, StageState.QUEUED) for n in STAGE_NAMES]
     assert run.state == RunState.QUEUED and run.number == 1
     assert _run(archive_project).number == 2
 
 
-def test_rerun_from_a_stage_reuses_earlier_results(archive_project, only_stages, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_rerun_from_a_stage_reuses_earlier_results(
+    archive_project: Project, only_stages: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import types
-
-    from worker.context import StageResult
 
     only_stages("fetch")
     first = orchestrator.run_sync(_run(archive_project))
@@ -40,7 +43,7 @@ def test_rerun_from_a_stage_reuses_earlier_results(archive_project, only_stages,
     assert fetch.summary.startswith(f"reused from run #{first.number}")
     assert _stage(second, "scan").state == StageState.QUEUED
 
-    def count_sources(ctx):  # type: ignore[no-untyped-def]
+    def count_sources(ctx: StageContext) -> StageResult:
         return StageResult.passed("counted", files=sorted(str(p.relative_to(ctx.workspace.source))
                                                           for p in ctx.workspace.source.rglob("*.cu")))
 
@@ -53,7 +56,9 @@ def test_rerun_from_a_stage_reuses_earlier_results(archive_project, only_stages,
     assert workspace_for(first.pk).source.joinpath("src/vadd.cu").exists()
 
 
-def test_rerun_refuses_to_start_after_a_failed_stage(archive_project, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_rerun_refuses_to_start_after_a_failed_stage(
+    archive_project: Project, only_stages: Callable[..., None]
+) -> None:
     run = _run(archive_project)
     transitions.claim_stage(_stage(run, "fetch").pk, "w")
     transitions.finish_stage(_stage(run, "fetch").pk, StageState.FAILED, "x")

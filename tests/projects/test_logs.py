@@ -5,11 +5,12 @@ import pytest
 
 from migrator.projects import actions, transitions
 from migrator.projects.logs import read_log_from
+from migrator.projects.models import Project
 
 pytestmark = pytest.mark.django_db
 
 
-def test_logs_stream_in_chunks_with_byte_offsets(archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_logs_stream_in_chunks_with_byte_offsets(archive_project: Project) -> None:
     run = actions.create_run(archive_project, user=None)
     fetch = run.stages.get(name="fetch")
     transitions.claim_stage(fetch.pk, "w")

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from migrator.accounts.models import Team
 from migrator.projects import actions, transitions
 from migrator.projects.models import Stage
 from migrator.projects.queues import is_rocm_queue, rocm_queues
@@ -20,7 +22,9 @@ def test_only_the_plain_queue_and_per_target_queues_are_rocm_queues(name: str, e
 
 
 @pytest.mark.django_db
-def test_the_filter_and_the_stage_property_pick_the_same_stages(team_user, cuda_archive) -> None:  # type: ignore[no-untyped-def]
+def test_the_filter_and_the_stage_property_pick_the_same_stages(
+    team_user: tuple[User, Team], cuda_archive: bytes
+) -> None:
     user, team = team_user
     project = actions.create_project(team, "queues", user=user)
     actions.store_archive(project, SimpleUploadedFile("q.tgz", cuda_archive), "q.tgz", user)

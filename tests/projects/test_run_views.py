@@ -2,37 +2,45 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.projects import actions, transitions
 from migrator.projects.constants import StageState
+from migrator.projects.models import Run
+
+if TYPE_CHECKING:
+    from django.test.client import _MonkeyPatchedWSGIResponse as TestResponse  # what Client's methods return
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def run(team_user, cuda_archive):  # type: ignore[no-untyped-def]
+def run(team_user: tuple[User, Team], cuda_archive: bytes) -> Run:
     user, team = team_user
     project = actions.create_project(team, "live", user=user)
     actions.store_archive(project, SimpleUploadedFile("l.tgz", cuda_archive), "l.tgz", user)
     return actions.create_run(project, user=user)
 
 
-def _status(client, run, **params):  # type: ignore[no-untyped-def]
+def _status(client: Client, run: Run, **params: str | int) -> TestResponse:
     return client.get(reverse("projects:run-status", args=[run.pk]), params, HTTP_HX_REQUEST="true")
 
 
-def test_the_run_page_shows_every_stage(alice_client, run) -> None:  # type: ignore[no-untyped-def]
+def test_the_run_page_shows_every_stage(alice_client: Client, run: Run) -> None:
     page = alice_client.get(reverse("projects:run", args=[run.pk])).content.decode()
     for name in ("fetch", "scan", "hipify", "compile", "link", "smoke"):
         assert f'id="stage-{name}"' in page
     assert 'hx-trigger="every 1s"' in page and "htmx" in page
 
 
-def test_the_partial_answers_204_until_something_changes(alice_client, run) -> None:  # type: ignore[no-untyped-def]
+def test_the_partial_answers_204_until_something_changes(alice_client: Client, run: Run) -> None:
     run.refresh_from_db()
     assert _status(alice_client, run, v=run.version).status_code == 204
     fetch = run.stages.get(name="fetch")
@@ -41,11 +49,13 @@ def test_the_partial_answers_204_until_something_changes(alice_client, run) -> N
     response = _status(alice_client, run, v=run.version)
     body = response.content.decode()
     assert response.status_code == 200 and 'data-state="running"' in body and "3/10" in body
-    new_version = int(re.search(r"v=(\d+)", body).group(1))
+    found = re.search(r"v=(\d+)", body)
+    assert found is not None
+    new_version = int(found.group(1))
     assert new_version > run.version
 
 
-def test_the_partial_stops_polling_when_the_run_is_final(alice_client, run) -> None:  # type: ignore[no-untyped-def]
+def test_the_partial_stops_polling_when_the_run_is_final(alice_client: Client, run: Run) -> None:
     for stage in run.stages.all():
         transitions.claim_stage(stage.pk, "w")
         transitions.finish_stage(stage.pk, StageState.PASSED, "ok")
@@ -54,7 +64,7 @@ def test_the_partial_stops_polling_when_the_run_is_final(alice_client, run) -> N
     assert "hx-trigger" not in response.content.decode().split("</ol>")[0]
 
 
-def test_the_log_appends_from_an_offset_and_escapes_html(alice_client, run) -> None:  # type: ignore[no-untyped-def]
+def test_the_log_appends_from_an_offset_and_escapes_html(alice_client: Client, run: Run) -> None:
     fetch = run.stages.get(name="fetch")
     transitions.claim_stage(fetch.pk, "w")
     transitions.append_log(fetch.pk, run.pk, "line one\n<script>alert(1)</script>\n")
@@ -62,13 +72,15 @@ def test_the_log_appends_from_an_offset_and_escapes_html(alice_client, run) -> N
     first = alice_client.get(url, {"offset": 0})
     body = first.content.decode()
     assert "line one" in body and "&lt;script&gt;" in body and "<script>alert" not in body
-    offset = int(re.search(r"offset=(\d+)", body).group(1))
+    found = re.search(r"offset=(\d+)", body)
+    assert found is not None
+    offset = int(found.group(1))
     assert alice_client.get(url, {"offset": offset}).status_code == 204
     transitions.append_log(fetch.pk, run.pk, "line two\n")
     assert alice_client.get(url, {"offset": offset}).content.decode().startswith("line two")
 
 
-def test_following_a_run_switches_the_log_to_the_running_stage(alice_client, run) -> None:  # type: ignore[no-untyped-def]
+def test_following_a_run_switches_the_log_to_the_running_stage(alice_client: Client, run: Run) -> None:
     fetch, scan = run.stages.get(name="fetch"), run.stages.get(name="scan")
     transitions.claim_stage(fetch.pk, "w")
     transitions.finish_stage(fetch.pk, StageState.PASSED, "ok")
@@ -78,7 +90,7 @@ def test_following_a_run_switches_the_log_to_the_running_stage(alice_client, run
     assert 'hx-swap-oob="true"' in body and "scanning now" in body
 
 
-def test_cancel_from_the_page(alice_client, run) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_from_the_page(alice_client: Client, run: Run) -> None:
     response = alice_client.post(reverse("projects:run-cancel", args=[run.pk]))
     run.refresh_from_db()
     assert response.status_code == 302 and run.state == "cancelled"

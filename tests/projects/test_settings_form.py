@@ -4,10 +4,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
+from migrator.accounts.models import Team
 from migrator.projects import actions
 from migrator.projects.models import Project
 from migrator.projects.settings_help import GROUPS, HELP
@@ -17,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team]) -> Project:
     return actions.create_project(team_user[1], "p", user=None, git_url="https://example.com/r.git")
 
 

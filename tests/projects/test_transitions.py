@@ -18,7 +18,7 @@ def _stage(run: Run, name: str) -> Stage:
     return run.stages.get(name=name)
 
 
-def test_a_stage_is_claimed_once(archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_a_stage_is_claimed_once(archive_project: Project) -> None:
     run = _run(archive_project)
     fetch = _stage(run, "fetch")
     assert transitions.claim_stage(fetch.pk, "w1") is True
@@ -29,7 +29,7 @@ def test_a_stage_is_claimed_once(archive_project) -> None:  # type: ignore[no-un
     assert run.state == RunState.RUNNING and run.started_at is not None
 
 
-def test_a_failed_stage_skips_the_later_ones_with_the_reason(archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_stage_skips_the_later_ones_with_the_reason(archive_project: Project) -> None:
     run = _run(archive_project)
     scan = _stage(run, "scan")
     for name in ("fetch", "scan"):
@@ -42,7 +42,7 @@ def test_a_failed_stage_skips_the_later_ones_with_the_reason(archive_project) ->
     assert run.state == RunState.FAILED and run.finished_at is not None
 
 
-def test_finishing_twice_keeps_the_first_outcome(archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_finishing_twice_keeps_the_first_outcome(archive_project: Project) -> None:
     run = _run(archive_project)
     fetch = _stage(run, "fetch")
     transitions.claim_stage(fetch.pk, "w")
@@ -52,7 +52,7 @@ def test_finishing_twice_keeps_the_first_outcome(archive_project) -> None:  # ty
     assert fetch.state == StageState.FAILED and fetch.summary == "worker lost"
 
 
-def test_cancel_cancels_queued_stages_and_the_run(archive_project) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_cancels_queued_stages_and_the_run(archive_project: Project) -> None:
     run = _run(archive_project)
     transitions.claim_stage(_stage(run, "fetch").pk, "w")
     transitions.request_cancel(run)

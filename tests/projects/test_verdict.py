@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.test import Client
 
+from migrator.accounts.models import Team
 from migrator.api.cli import EXIT_PARTIAL
 from migrator.pipeline import orchestrator
 from migrator.pipeline.orchestrator import run_sync
@@ -25,7 +29,9 @@ def _row(name: str, state: str, summary: str = "", **data: object) -> SimpleName
     return SimpleNamespace(name=name, state=state, summary=summary, data=data)
 
 
-def test_a_run_where_only_fetch_ran_is_partial_and_names_every_stage_not_checked(team_user, only_stages, cuda_archive) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_where_only_fetch_ran_is_partial_and_names_every_stage_not_checked(
+    team_user: tuple[User, Team], only_stages: Callable[..., None], cuda_archive: bytes
+) -> None:
     only_stages("fetch")
     project = actions.create_project(team_user[1], "demo", user=None)
     archive = actions.store_archive(project, io.BytesIO(cuda_archive), "demo.tar.gz", None)
@@ -37,7 +43,9 @@ def test_a_run_where_only_fetch_ran_is_partial_and_names_every_stage_not_checked
     ]
 
 
-def test_a_real_translation_without_a_smoke_command_is_partial_on_smoke(team_user, only_stages, cuda_archive) -> None:  # type: ignore[no-untyped-def]
+def test_a_real_translation_without_a_smoke_command_is_partial_on_smoke(
+    team_user: tuple[User, Team], only_stages: Callable[..., None], cuda_archive: bytes
+) -> None:
     only_stages("fetch", "scan", "hipify", "smoke")
     project = actions.create_project(team_user[1], "demo", user=None)
     archive = actions.store_archive(project, io.BytesIO(cuda_archive), "demo.tar.gz", None)
@@ -60,11 +68,17 @@ def test_only_a_run_whose_stages_all_passed_for_real_passes() -> None:
     assert verdict_of([_row("fetch", "passed")], cancel_requested=True).state == RunState.CANCELLED
 
 
-def test_a_not_applicable_stage_makes_the_run_partial_never_failed(team_user, only_stages, cuda_archive, monkeypatch, client) -> None:  # type: ignore[no-untyped-def]
+def test_a_not_applicable_stage_makes_the_run_partial_never_failed(
+    team_user: tuple[User, Team],
+    only_stages: Callable[..., None],
+    cuda_archive: bytes,
+    monkeypatch: pytest.MonkeyPatch,
+    client: Client,
+) -> None:
     only_stages("fetch", "scan", "hipify", "compile")
     real_load = orchestrator.load_stage_module
 
-    def load(name: str):  # type: ignore[no-untyped-def]
+    def load(name: str) -> object:
         if name == "compile":  # what a stage returns for a project with nothing to compile
             return SimpleNamespace(run=lambda ctx: StageResult.not_applicable("a Python-only project has no translation units"))
         return real_load(name)
@@ -83,7 +97,7 @@ def test_a_not_applicable_stage_makes_the_run_partial_never_failed(team_user, on
     assert rerun.stages.get(name="compile").state == StageState.NOT_APPLICABLE
 
 
-def test_a_smoke_stage_no_runner_took_is_skipped_and_the_run_partial(team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_smoke_stage_no_runner_took_is_skipped_and_the_run_partial(team_user: tuple[User, Team]) -> None:
     project = actions.create_project(team_user[1], "demo", user=None, git_url="https://example.com/demo.git")
     run = actions.create_run(project, user=None)
     for stage in run.stages.exclude(name="smoke"):
@@ -96,7 +110,9 @@ def test_a_smoke_stage_no_runner_took_is_skipped_and_the_run_partial(team_user) 
     assert [(u.stage, u.reason) for u in run_verdict(run).unchecked] == [("smoke", NO_ROCM_RUNNER)]
 
 
-def test_migrate_repo_exits_with_the_partial_code_and_reports_the_verdict(only_stages, tmp_path: Path, cuda_files) -> None:  # type: ignore[no-untyped-def]
+def test_migrate_repo_exits_with_the_partial_code_and_reports_the_verdict(
+    only_stages: Callable[..., None], tmp_path: Path, cuda_files: dict[str, str]
+) -> None:
     only_stages("fetch", "scan")
     src = tmp_path / "proj"
     for name, text in cuda_files.items():

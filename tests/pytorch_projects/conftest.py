@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture
-def project_tree(tmp_path: Path):  # type: ignore[no-untyped-def]
+def project_tree(tmp_path: Path) -> Callable[[str], Path]:
     """A writable copy of one of our fixture projects (finetune, extension, mixed)."""
     def copy(name: str) -> Path:
         dest = tmp_path / name

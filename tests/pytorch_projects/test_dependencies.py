@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ def index(tmp_path: Path) -> ResolveOptions:
     return ResolveOptions(no_index=True, find_links=(str(links),), timeout_s=120)
 
 
-def test_every_kind_of_declaration_is_read_with_its_line(project_tree) -> None:  # type: ignore[no-untyped-def]
+def test_every_kind_of_declaration_is_read_with_its_line(project_tree: Callable[[str], Path]) -> None:
     declarations, unreadable = read_declarations(project_tree("finetune"), ())
     assert unreadable == []
     found = {(d.name, d.file, d.line, d.origin) for d in declarations}
@@ -41,7 +42,7 @@ def test_every_kind_of_declaration_is_read_with_its_line(project_tree) -> None: 
     assert not any(d.name == "python" for d in declarations)
 
 
-def test_setup_py_requirements_are_read_without_running_it(project_tree) -> None:  # type: ignore[no-untyped-def]
+def test_setup_py_requirements_are_read_without_running_it(project_tree: Callable[[str], Path]) -> None:
     declarations, _ = read_declarations(project_tree("extension"), ())
     assert [(d.requirement, d.line) for d in declarations if d.file == "setup.py"] == [("torch>=2.4", 27),
                                                                                       ("numpy", 27)]
@@ -88,7 +89,9 @@ def test_an_unreachable_index_falls_back_to_the_declared_names(tmp_path: Path) -
     assert "not resolved (unreachable" in report.summary()
 
 
-def test_requirements_rocm_keeps_portable_lines_and_replaces_cuda_ones(project_tree, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_requirements_rocm_keeps_portable_lines_and_replaces_cuda_ones(
+    project_tree: Callable[[str], Path], tmp_path: Path
+) -> None:
     report = build_report(project_tree("finetune"), (), None)
     text = requirements_text(report)
     lines = text.splitlines()

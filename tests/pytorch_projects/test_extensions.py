@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,9 @@ from worker.stages import compile as compile_stage
 from worker.stages import hipify, link, scan
 from worker.stages.kind_gate import kind_gate, rocm_pytorch_in
 
+# scanned(name): the workspace and the scan stage's data as stored
+Scanned = Callable[[str], tuple[Path, dict[str, Any]]]
+
 
 def _context(root: Path, previous: dict[str, dict[str, object]] | None = None, **settings: object) -> StageContext:
     return StageContext(run_id=1, project_id=1, workspace=Workspace(root),
@@ -22,11 +27,11 @@ def _context(root: Path, previous: dict[str, dict[str, object]] | None = None, *
 
 
 @pytest.fixture
-def scanned(project_tree, tmp_path: Path, monkeypatch):  # type: ignore[no-untyped-def]
+def scanned(project_tree: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Scanned:
     """A workspace holding one fixture project, with the scan stage's data."""
     monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
 
-    def run(name: str) -> tuple[Path, dict[str, object]]:
+    def run(name: str) -> tuple[Path, dict[str, Any]]:
         root = tmp_path / f"ws-{name}"
         root.mkdir()
         project_tree(name).rename(root / "source")
@@ -37,7 +42,7 @@ def scanned(project_tree, tmp_path: Path, monkeypatch):  # type: ignore[no-untyp
 
 
 @needs_torch
-def test_an_extension_is_translated_by_pytorchs_hipify(scanned) -> None:  # type: ignore[no-untyped-def]
+def test_an_extension_is_translated_by_pytorchs_hipify(scanned: Scanned) -> None:
     root, scan_data = scanned("extension")
     assert scan_data["project_kind"]["kind"] == "pytorch-extension"
     result = hipify.run(_context(root, {"scan": scan_data}))
@@ -51,7 +56,7 @@ def test_an_extension_is_translated_by_pytorchs_hipify(scanned) -> None:  # type
 
 
 @needs_torch
-def test_a_mixed_repository_hipifies_only_its_kernels(scanned) -> None:  # type: ignore[no-untyped-def]
+def test_a_mixed_repository_hipifies_only_its_kernels(scanned: Scanned) -> None:
     root, scan_data = scanned("mixed")
     result = hipify.run(_context(root, {"scan": scan_data}))
     assert result.data["engine"] == "torch.utils.hipify"
@@ -61,7 +66,7 @@ def test_a_mixed_repository_hipifies_only_its_kernels(scanned) -> None:  # type:
     assert "requirements-rocm.txt" in result.data["generated_files"]
 
 
-def test_the_builtin_engine_runs_when_pytorch_is_missing(scanned, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_builtin_engine_runs_when_pytorch_is_missing(scanned: Scanned, monkeypatch: pytest.MonkeyPatch) -> None:
     root, scan_data = scanned("extension")
     monkeypatch.setattr("worker.stages.torch_engine.unavailable_reason", lambda: "PyTorch is not installed; install")
     logs: list[str] = []
@@ -72,13 +77,13 @@ def test_the_builtin_engine_runs_when_pytorch_is_missing(scanned, monkeypatch) -
     assert any("torch.utils.hipify not used: PyTorch is not installed" in line for line in logs)
 
 
-def test_our_engine_stays_selectable(scanned) -> None:  # type: ignore[no-untyped-def]
+def test_our_engine_stays_selectable(scanned: Scanned) -> None:
     root, scan_data = scanned("extension")
     result = hipify.run(_context(root, {"scan": scan_data}, hipify_engine="hipify-perl"))
     assert result.data.get("engine") != "torch.utils.hipify"
 
 
-def test_compile_without_rocm_pytorch_is_an_environment_failure_that_lists_its_commands(scanned) -> None:  # type: ignore[no-untyped-def]
+def test_compile_without_rocm_pytorch_is_an_environment_failure_that_lists_its_commands(scanned: Scanned) -> None:
     root, scan_data = scanned("extension")
     result = compile_stage.run(_context(root, {"scan": scan_data}, offload_archs=["gfx90a", "gfx942"]))
     assert result.outcome == "failed" and result.data["cause"] == "environment"
@@ -87,13 +92,15 @@ def test_compile_without_rocm_pytorch_is_an_environment_failure_that_lists_its_c
                                         "install --no-build-isolation --no-deps -v ."]
 
 
-def test_compile_of_a_mixed_repository_builds_in_its_kernel_directory(scanned) -> None:  # type: ignore[no-untyped-def]
+def test_compile_of_a_mixed_repository_builds_in_its_kernel_directory(scanned: Scanned) -> None:
     root, scan_data = scanned("mixed")
     result = kind_gate(_context(root, {"scan": scan_data}), "compile")
     assert result is not None and result.data["would_run"][0].startswith("cd /workspace/hip/kernels && ")
 
 
-def test_a_toolchain_with_rocm_pytorch_lets_compile_go_on(scanned, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_toolchain_with_rocm_pytorch_lets_compile_go_on(
+    scanned: Scanned, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_root = tmp_path / "root"
     version = fake_root / "usr/lib/python3.12/dist-packages/torch/version.py"
     version.parent.mkdir(parents=True)
@@ -105,7 +112,7 @@ def test_a_toolchain_with_rocm_pytorch_lets_compile_go_on(scanned, tmp_path: Pat
     assert kind_gate(_context(root, {"scan": scan_data}), "compile") is None
 
 
-def test_compile_and_link_of_a_python_application_are_not_applicable(scanned) -> None:  # type: ignore[no-untyped-def]
+def test_compile_and_link_of_a_python_application_are_not_applicable(scanned: Scanned) -> None:
     root, scan_data = scanned("finetune")
     for stage in (compile_stage, link):
         result = stage.run(_context(root, {"scan": scan_data, "compile": {}}))

@@ -9,14 +9,18 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from migrator.accounts.models import Team
 from migrator.projects.models import Run
 
 pytestmark = pytest.mark.django_db
 
 
-def test_a_fine_tuning_project_runs_through_the_pipeline(team_user, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_fine_tuning_project_runs_through_the_pipeline(
+    team_user: tuple[User, Team], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
     source = tmp_path / "tunekit"
     shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "finetune", source)

@@ -15,7 +15,7 @@ import pytest
 from tests.pytorch_projects.markers import needs_torch
 from worker.runner.gpus import probe
 from worker.runner.preset_serve import ServeSpec, free_port, run_llm_serve
-from worker.runner.preset_train import PresetError, TrainStepsSpec, run_train_steps
+from worker.runner.preset_train import PresetError, TrainStepsResult, TrainStepsSpec, run_train_steps
 from worker.runner.presets import preset_from_dict, run_preset_on_gpu
 from worker.toolchain.roots import ToolchainNotFound, select_root
 from worker.toolchain.sandbox import Sandbox
@@ -26,18 +26,18 @@ TRAIN = f"{PYTHON} {PROGRAMS / 'train_loop.py'} {{steps}}"
 SERVER = f"{PYTHON} {PROGRAMS / 'openai_server.py'} {{port}}"
 
 
-def _train(spec: TrainStepsSpec, tmp_path: Path, reference: dict[str, object] | None = None):  # type: ignore[no-untyped-def]
+def _train(spec: TrainStepsSpec, tmp_path: Path, reference: dict[str, object] | None = None) -> TrainStepsResult:
     return run_train_steps(spec, tmp_path, None, reference=reference)
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> TrainStepsResult:
     """One 4-step run of the training loop, shared (PyTorch takes seconds to import here)."""
     return run_train_steps(TrainStepsSpec(TRAIN, steps=4), tmp_path_factory.mktemp("train"), None)
 
 
 @needs_torch
-def test_a_cpu_training_loop_passes_with_its_measurements(baseline) -> None:  # type: ignore[no-untyped-def]
+def test_a_cpu_training_loop_passes_with_its_measurements(baseline: TrainStepsResult) -> None:
     result = baseline
     assert result.passed, result.reasons
     metrics = result.metrics
@@ -55,7 +55,7 @@ def test_a_nan_loss_fails_and_names_the_step(tmp_path: Path) -> None:
 
 
 @needs_torch
-def test_losses_are_compared_with_the_cuda_reference(baseline, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_losses_are_compared_with_the_cuda_reference(baseline: TrainStepsResult, tmp_path: Path) -> None:
     reference = baseline.metrics.to_dict()
     same = _train(TrainStepsSpec(TRAIN, steps=4), tmp_path, reference)
     assert same.passed and same.comparison is not None and same.comparison.max_abs_diff == 0
@@ -137,7 +137,9 @@ def sandbox(tmp_path: Path) -> Sandbox:
     return Sandbox(root, tmp_path / "ws", gpu_devices=True)
 
 
-def test_both_presets_run_on_a_leased_gpu_in_the_sandbox(sandbox: Sandbox, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_both_presets_run_on_a_leased_gpu_in_the_sandbox(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a")
     app = sandbox.workspace / "app"
     steps = "for i in 0 1 2; do echo \"step $i loss 0.$((9 - i)) step_time 12 ms\"; done; echo HIP=$HIP_VISIBLE_DEVICES"
@@ -156,7 +158,7 @@ def test_both_presets_run_on_a_leased_gpu_in_the_sandbox(sandbox: Sandbox, tmp_p
 
 
 def test_the_sandboxed_client_does_not_see_a_server_on_the_host(sandbox: Sandbox, tmp_path: Path,
-                                                                 monkeypatch) -> None:  # type: ignore[no-untyped-def]
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a")
     port = free_port()
     host = subprocess.Popen([sys.executable, str(PROGRAMS / "openai_server.py"), str(port), "--startup-delay", "0"],
@@ -171,7 +173,9 @@ def test_the_sandboxed_client_does_not_see_a_server_on_the_host(sandbox: Sandbox
     assert not run.passed and run.result["reasons"][0].startswith("not ready within 3 s")  # type: ignore[index]
 
 
-def test_without_a_gpu_the_preset_does_not_run(sandbox: Sandbox, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_without_a_gpu_the_preset_does_not_run(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MIGRATOR_FAKE_GPUS", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")  # no rocminfo / rocm-smi: nothing to probe
     run = run_preset_on_gpu(TrainStepsSpec(TRAIN), tmp_path, probe("rocm"), sandbox, wait_timeout_s=1)

@@ -1,6 +1,7 @@
 """Project kinds from the tree, and which stages apply to each kind."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,27 +13,27 @@ from worker.stages import scan
 from worker.stages.applicability import not_applicable_result
 
 
-def test_a_fine_tuning_project_is_a_python_application(project_tree) -> None:  # type: ignore[no-untyped-def]
+def test_a_fine_tuning_project_is_a_python_application(project_tree: Callable[[str], Path]) -> None:
     kind = detect_kind(project_tree("finetune"), ())
     assert kind.kind == "python-app"
     assert kind.cuda_sources == 0 and kind.torch_files == 1  # train.py; gpu_info.py uses pynvml only
 
 
-def test_a_cpp_extension_is_found_from_its_setup_script(project_tree) -> None:  # type: ignore[no-untyped-def]
+def test_a_cpp_extension_is_found_from_its_setup_script(project_tree: Callable[[str], Path]) -> None:
     kind = detect_kind(project_tree("extension"), ())
     assert kind.kind == "pytorch-extension"
     assert kind.extension_markers[0] == "setup.py:4 imports BuildExtension, CUDAExtension"
     assert kind.kernel_dirs == ["."]
 
 
-def test_a_python_package_with_a_kernels_directory_is_mixed(project_tree) -> None:  # type: ignore[no-untyped-def]
+def test_a_python_package_with_a_kernels_directory_is_mixed(project_tree: Callable[[str], Path]) -> None:
     kind = detect_kind(project_tree("mixed"), ())
     assert kind.kind == "mixed"
     assert kind.kernel_dirs == ["kernels"]
     assert "kernels/CMakeLists.txt: find_package(Torch)" in kind.extension_markers
 
 
-def test_the_kernels_directory_alone_is_an_extension(project_tree) -> None:  # type: ignore[no-untyped-def]
+def test_the_kernels_directory_alone_is_an_extension(project_tree: Callable[[str], Path]) -> None:
     assert detect_kind(project_tree("mixed") / "kernels", ()).kind == "pytorch-extension"
 
 
@@ -63,7 +64,9 @@ def _context(root: Path, previous: dict[str, dict[str, object]] | None = None) -
                         cache_dir=root / "cache", source_spec={"kind": "archive"}, previous=previous or {})
 
 
-def test_the_scan_stage_records_the_kind_and_later_stages_read_it(project_tree, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_scan_stage_records_the_kind_and_later_stages_read_it(
+    project_tree: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")  # resolution has its own tests, on a local index
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,7 @@ def test_launch_flags_without_a_rocm_implementation() -> None:
     assert scan_launch_lines("run.sh", "python train.py --attention-backend fa3\n") == []  # not an SGLang command
 
 
-def test_safe_fixes_apply_once_and_leave_valid_python(project_tree) -> None:  # type: ignore[no-untyped-def]
+def test_safe_fixes_apply_once_and_leave_valid_python(project_tree: Callable[[str], Path]) -> None:
     tree = project_tree("finetune")
     fixes = fix_touchpoints(tree, (), set())
     assert sorted(f.rule_id for f in fixes) == ["llm-config.fp16-to-bf16", "python.torch-version-cuda"]
@@ -90,7 +91,7 @@ def test_safe_fixes_apply_once_and_leave_valid_python(project_tree) -> None:  # 
     assert all(f.replacement is None for f in scan_touchpoints(tree, ()))
 
 
-def test_a_disabled_rule_is_not_applied(project_tree) -> None:  # type: ignore[no-untyped-def]
+def test_a_disabled_rule_is_not_applied(project_tree: Callable[[str], Path]) -> None:
     fixes = fix_touchpoints(project_tree("finetune"), (), {"llm-config.fp16-to-bf16"})
     assert [f.rule_id for f in fixes] == ["python.torch-version-cuda"]
 
@@ -100,7 +101,9 @@ def _context(root: Path, previous: dict[str, dict[str, object]] | None = None) -
                         cache_dir=root / "cache", source_spec={"kind": "archive"}, previous=previous or {})
 
 
-def test_scan_then_hipify_on_a_fine_tuning_project(project_tree, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_scan_then_hipify_on_a_fine_tuning_project(
+    project_tree: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
     root = tmp_path / "ws"
     root.mkdir()

@@ -1,18 +1,26 @@
 """The run page's scan panel for a PyTorch project: kind, Python findings, dependency report."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 
+from migrator.accounts.models import Team
 from tests.stage_panels.panel_project import panel_of, run_project, stage_page
 
 pytestmark = pytest.mark.django_db
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "finetune"
 
 
-def test_the_scan_panel_shows_kind_python_findings_and_rocm_counterparts(alice_client, team_user, only_stages,  # type: ignore[no-untyped-def]
-                                                                          monkeypatch) -> None:
+def test_the_scan_panel_shows_kind_python_findings_and_rocm_counterparts(
+    alice_client: Client,
+    team_user: tuple[User, Team],
+    only_stages: Callable[..., None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
     only_stages("fetch", "scan")
     files = {p.relative_to(FIXTURE).as_posix(): p.read_text() for p in FIXTURE.rglob("*") if p.is_file()}

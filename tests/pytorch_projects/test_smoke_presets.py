@@ -19,7 +19,7 @@ TRAIN = "for i in 0 1 2 3; do echo \"step $i loss 1.$((9 - i))\"; done"
 
 
 @pytest.fixture(autouse=True)
-def _root_and_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def _root_and_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     select_root()  # ./dev builds the root; a missing one is an error, not a skip
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a")
 
@@ -32,7 +32,9 @@ def _context(root: Path, preset: dict[str, Any], tmp_path: Path) -> StageContext
         {"smoke_preset": preset, "smoke_wait_timeout_s": 30}), cache_dir=root / "cache", source_spec={"kind": "archive"})
 
 
-def test_train_steps_passes_and_compares_with_the_cuda_reference(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_train_steps_passes_and_compares_with_the_cuda_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("worker.runner.presets.default_lock_dir", lambda: tmp_path / "locks")
     preset = {"preset": "train-steps", "command": TRAIN, "steps": 4}
     ctx = _context(tmp_path / "ws", preset, tmp_path)
@@ -47,7 +49,7 @@ def test_train_steps_passes_and_compares_with_the_cuda_reference(tmp_path: Path,
     assert compared.data["measurements"]["comparison"]["first_outside"] == 3
 
 
-def test_llm_serve_passes_with_its_figures(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_llm_serve_passes_with_its_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("worker.runner.presets.default_lock_dir", lambda: tmp_path / "locks")
     preset = {"preset": "llm-serve", "command": "python3 openai_server.py {port}", "prompts": ["x y z"],
               "max_tokens": 4, "stop_grace_s": 1.0, "startup_timeout_s": 60}
@@ -63,7 +65,9 @@ def test_a_bad_preset_is_refused_when_saved_with_the_option_named(tmp_path: Path
         _context(tmp_path / "ws", {"preset": "train-steps", "command": "x", "steps": 0}, tmp_path)
 
 
-def test_the_cuda_reference_runs_the_same_preset_and_the_rocm_side_compares(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_cuda_reference_runs_the_same_preset_and_the_rocm_side_compares(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("worker.runner.presets.default_lock_dir", lambda: tmp_path / "locks")
     preset = {"preset": "train-steps", "command": TRAIN, "steps": 4}
     ctx = _context(tmp_path / "ws", preset, tmp_path)

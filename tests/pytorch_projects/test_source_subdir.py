@@ -6,9 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.api.models import create_token
 from migrator.projects.models import Project
 from worker.context import StageContext, Workspace
@@ -74,7 +76,9 @@ def test_a_missing_subdirectory_fails_the_fetch_clearly(big_repo: Path, tmp_path
 
 
 @pytest.mark.django_db
-def test_the_new_project_form_stores_the_subdirectory(client: Client, team_user, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_new_project_form_stores_the_subdirectory(
+    client: Client, team_user: tuple[User, Team], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("migrator.projects.views.start_run", lambda run: None)
     client.force_login(team_user[0])
     data = {"name": "sgl", "team": team_user[1].pk, "git_url": "https://example.com/org/big.git",
@@ -86,7 +90,7 @@ def test_the_new_project_form_stores_the_subdirectory(client: Client, team_user,
 
 
 @pytest.mark.django_db
-def test_the_api_takes_the_subdirectory(client: Client, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_the_api_takes_the_subdirectory(client: Client, team_user: tuple[User, Team]) -> None:
     client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {create_token(team_user[1], 'ci')[1]}"
     payload = {"name": "sgl", "git_url": "https://example.com/org/big.git", "source_subdir": "sgl-kernel"}
     assert client.post("/api/v1/projects", payload).status_code == 201

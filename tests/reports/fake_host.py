@@ -10,6 +10,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 _COMMENT_CREATE = re.compile(r"/(issues/\d+/comments|merge_requests/\d+/notes)$")
 _COMMENT_UPDATE = re.compile(r"/(issues/comments|merge_requests/\d+/notes)/(?P<id>\d+)$")
@@ -20,7 +21,7 @@ class Recorded:
     method: str
     path: str
     headers: dict[str, str]
-    body: dict[str, object]
+    body: dict[str, Any]  # the JSON the client sent, read by the tests as they expect it
 
 
 @dataclass

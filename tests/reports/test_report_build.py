@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
@@ -24,14 +28,15 @@ def run_archive(project: Project, files: dict[str, str]) -> Run:
 
 
 @pytest.fixture
-def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team]) -> Project:
     return actions.create_project(team_user[1], "demo", user=team_user[0])
 
 
-def test_it_reports_the_scan_and_translation_of_a_real_run(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+def test_it_reports_the_scan_and_translation_of_a_real_run(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan", "hipify")
     run = run_archive(project, {"src/vadd.cu": SHFL_CU, "CMakeLists.txt": CMAKE})
-    report = build_report(run)
+    report: dict[str, Any] = build_report(run)
+    assert run.archive is not None
     assert report["state"] == "partial" and report["source"]["archive_sha256"] == run.archive.sha256
     states = {s["name"]: s["state"] for s in report["stages"]}
     assert states["scan"] == "passed" and states["hipify"] == "passed" and states["compile"] == "skipped"
@@ -51,11 +56,11 @@ def test_it_reports_the_scan_and_translation_of_a_real_run(only_stages, project:
     assert "<details>" in markdown and "`__shfl_sync`" in markdown and f"/runs/{run.pk}/report" in markdown
 
 
-def test_it_compares_with_the_previous_run_of_the_project(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+def test_it_compares_with_the_previous_run_of_the_project(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan", "hipify")
     first = run_archive(project, {"src/vadd.cu": VADD_CU})
     second = run_archive(project, {"src/vadd.cu": SHFL_CU, "CMakeLists.txt": CMAKE})
-    comparison = build_report(second)["comparison"]
+    comparison: Any = build_report(second)["comparison"]
     assert comparison["previous_run"]["number"] == first.number
     by_what = {c["what"]: c for c in comparison["changes"]}
     unconverted = by_what["unconverted references"]
@@ -65,22 +70,23 @@ def test_it_compares_with_the_previous_run_of_the_project(only_stages, project: 
     assert "Compared with run #1: worse" in render_markdown(build_report(second))
 
 
-def test_it_marks_stages_that_got_better(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+def test_it_marks_stages_that_got_better(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch")
     run_archive(project, {"src/vadd.cu": VADD_CU})
     only_stages("fetch", "scan")
     second = run_archive(project, {"src/vadd.cu": VADD_CU})
-    changes = build_report(second)["comparison"]["changes"]
+    comparison: Any = build_report(second)["comparison"]
+    changes = comparison["changes"]
     assert {"what": "stage scan", "before": "skipped", "after": "passed", "direction": "better"} in changes
 
 
-def test_it_reads_odd_or_missing_stage_data_without_failing(only_stages, project: Project) -> None:  # type: ignore[no-untyped-def]
+def test_it_reads_odd_or_missing_stage_data_without_failing(only_stages: Callable[..., None], project: Project) -> None:
     only_stages()
     run = run_archive(project, {"src/vadd.cu": VADD_CU})
     run.stages.filter(name="hipify").update(data={"totals": "not a dict", "files": [1, None]})
     run.stages.filter(name="compile").update(data={"files": [{"status": "failed", "errors": "2"}], "diagnostics": None})
     run.stages.filter(name="smoke").update(data={"execution": None, "classification": {"kind": "no-device"}})
-    report = build_report(run)
+    report: dict[str, Any] = build_report(run)
     assert report["translation"] is None
     assert report["compile"]["errors"] == 2 and report["compile"]["failed_files"] == [""]
     assert report["smoke"]["ran"] is False and report["smoke"]["classification"] == "no-device"

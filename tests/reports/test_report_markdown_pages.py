@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
@@ -19,7 +22,7 @@ PR = "https://github.com/acme/demo/pull/7"
 
 
 @pytest.fixture
-def finished_run(team_user, only_stages) -> Run:  # type: ignore[no-untyped-def]
+def finished_run(team_user: tuple[User, Team], only_stages: Callable[..., None]) -> Run:
     only_stages("fetch")
     project = actions.create_project(team_user[1], "demo", user=team_user[0])
     archive = actions.store_archive(project, io.BytesIO(make_tar_gz({"a.cu": VADD_CU})), "demo.tar.gz", None)
@@ -83,7 +86,9 @@ def test_the_report_page_and_exports(alice_client: Client, finished_run: Run) ->
     assert data["run"]["number"] == 1 and data["pull_request"]["repo"] == "acme/demo"
 
 
-def test_another_team_cannot_see_a_report(client: Client, other_team_user, finished_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_another_team_cannot_see_a_report(
+    client: Client, other_team_user: tuple[User, Team], finished_run: Run
+) -> None:
     client.force_login(other_team_user[0])
     for suffix in ("", ".md", ".json"):
         assert client.get(f"/runs/{finished_run.pk}/report{suffix}").status_code == 404

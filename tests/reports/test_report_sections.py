@@ -31,4 +31,6 @@ def test_the_link_section_lists_the_link_stage_s_problems() -> None:
                     problems=[p.to_dict() for p in parse_linker_output(LD_OUTPUT)])
     section = link_section(dict(data))
     assert section is not None and section["problems_total"] == 1
-    assert section["problems"][0]["library"] == "cublas" and section["problems"][0]["replacement"] == "hipBLAS"
+    problems = section["problems"]
+    assert isinstance(problems, list)
+    assert problems[0]["library"] == "cublas" and problems[0]["replacement"] == "hipBLAS"

@@ -1,15 +1,19 @@
 """Commit statuses and the one report comment per PR, posted to a local fake of the host's API."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
+from migrator.accounts.models import Team
 from migrator.celery import app as celery_app
 from migrator.integrations.models import ProjectIntegration
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
+from migrator.projects.constants import StageState
 from migrator.projects.models import Project, Run
 from migrator.reports.models import PrComment, StatusPost
 from migrator.reports.posting import post_run_status
@@ -28,7 +32,7 @@ def host() -> Iterator[FakeHost]:
 
 
 @pytest.fixture
-def project(team_user, settings, host: FakeHost) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team], settings: Settings, host: FakeHost) -> Project:
     settings.MIGRATOR_HOST_BACKOFF_S = 0.01
     settings.MIGRATOR_ALLOWED_HOST_API_BASES = [host.url]  # the local fake, as an administrator would allow it
     settings.MIGRATOR_HOST_API_TRUSTED_NETWORKS = ["127.0.0.0/8"]
@@ -37,12 +41,14 @@ def project(team_user, settings, host: FakeHost) -> Project:  # type: ignore[no-
     return project
 
 
-def finished_run(project: Project, only_stages, pr_url: str = PR, sha: str = SHA) -> Run:  # type: ignore[no-untyped-def]
+def finished_run(project: Project, only_stages: Callable[..., None], pr_url: str = PR, sha: str = SHA) -> Run:
     only_stages()  # every stage "not available": the run passes without fetching anything
     return run_sync(actions.create_run(project, user=None, ref=sha, commit_sha=sha, pr_url=pr_url))
 
 
-def test_it_posts_the_final_status_and_a_report_comment(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_it_posts_the_final_status_and_a_report_comment(
+    project: Project, host: FakeHost, only_stages: Callable[..., None]
+) -> None:
     run = finished_run(project, only_stages)
     posts = post_run_status(run.pk)
     assert [(p.kind, p.ok, p.attempts) for p in posts] == [("status", True, 1), ("comment", True, 1)]
@@ -53,13 +59,15 @@ def test_it_posts_the_final_status_and_a_report_comment(project: Project, host: 
     assert comment.path == "/repos/acme/demo/issues/7/comments" and "Migrator: demo run #1 partial" in str(comment.body["body"])
 
 
-def test_a_started_run_gets_a_pending_status_and_no_comment(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_a_started_run_gets_a_pending_status_and_no_comment(
+    project: Project, host: FakeHost, only_stages: Callable[..., None]
+) -> None:
     run = finished_run(project, only_stages)
     post_run_status(run.pk, phase="start")
     assert [(r.method, r.body["state"]) for r in host.requests] == [("POST", "pending")]
 
 
-def test_later_runs_update_the_same_comment(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_later_runs_update_the_same_comment(project: Project, host: FakeHost, only_stages: Callable[..., None]) -> None:
     post_run_status(finished_run(project, only_stages).pk)
     second = finished_run(project, only_stages)
     post_run_status(second.pk)
@@ -68,21 +76,25 @@ def test_later_runs_update_the_same_comment(project: Project, host: FakeHost, on
     assert "run #2" in host.comments["1000"] and PrComment.objects.get().comment_id == "1000"
 
 
-def test_an_older_run_finishing_late_does_not_overwrite_the_comment(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_an_older_run_finishing_late_does_not_overwrite_the_comment(
+    project: Project, host: FakeHost, only_stages: Callable[..., None]
+) -> None:
     first = finished_run(project, only_stages)
     post_run_status(finished_run(project, only_stages).pk)
     post_run_status(first.pk)
     assert "run #2" in host.comments["1000"] and host.paths("PATCH") == []
 
 
-def test_a_deleted_comment_is_written_again(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_a_deleted_comment_is_written_again(project: Project, host: FakeHost, only_stages: Callable[..., None]) -> None:
     post_run_status(finished_run(project, only_stages).pk)
     host.comments.clear()
     post_run_status(finished_run(project, only_stages).pk)
     assert PrComment.objects.get().comment_id == "1000" and len(host.paths("POST")) == 4
 
 
-def test_server_errors_are_retried_then_succeed(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_server_errors_are_retried_then_succeed(
+    project: Project, host: FakeHost, only_stages: Callable[..., None]
+) -> None:
     run = finished_run(project, only_stages, pr_url="")
     host.fail_next = 2
     (post,) = post_run_status(run.pk)
@@ -90,7 +102,7 @@ def test_server_errors_are_retried_then_succeed(project: Project, host: FakeHost
 
 
 def test_persistent_failures_are_recorded_and_shown_without_touching_the_run(
-    project: Project, host: FakeHost, only_stages, alice_client: Client  # type: ignore[no-untyped-def]
+    project: Project, host: FakeHost, only_stages: Callable[..., None], alice_client: Client
 ) -> None:
     run = finished_run(project, only_stages)
     host.fail_next = 100
@@ -104,7 +116,7 @@ def test_persistent_failures_are_recorded_and_shown_without_touching_the_run(
     assert "posting to the pull request failed" in alice_client.get(f"/runs/{run.pk}/").content.decode()
 
 
-def test_an_unreachable_host_is_recorded(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_an_unreachable_host_is_recorded(project: Project, host: FakeHost, only_stages: Callable[..., None]) -> None:
     run = finished_run(project, only_stages, pr_url="")
     url = host.url
     host.stop()
@@ -113,7 +125,7 @@ def test_an_unreachable_host_is_recorded(project: Project, host: FakeHost, only_
     assert not post.ok and post.attempts == 3 and post.http_status is None and "ConnectError" in post.error
 
 
-def test_gitlab_statuses_and_notes(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_gitlab_statuses_and_notes(project: Project, host: FakeHost, only_stages: Callable[..., None]) -> None:
     ProjectIntegration.objects.filter(project=project).update(host_kind="gitlab")
     pr = "https://gitlab.example.com/group/sub/demo/-/merge_requests/3"
     post_run_status(finished_run(project, only_stages, pr_url=pr).pk)
@@ -126,13 +138,17 @@ def test_gitlab_statuses_and_notes(project: Project, host: FakeHost, only_stages
     assert host.requests[0].body["state"] == "success" and host.requests[0].headers["PRIVATE-TOKEN"] == "tok-123"
 
 
-def test_without_a_token_nothing_is_posted(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_without_a_token_nothing_is_posted(project: Project, host: FakeHost, only_stages: Callable[..., None]) -> None:
     ProjectIntegration.objects.filter(project=project).update(host_token="")
     assert post_run_status(finished_run(project, only_stages).pk) == [] and host.requests == []
 
 
 def test_the_pipeline_queues_posting_when_the_run_finishes(
-    project: Project, host: FakeHost, only_stages, django_capture_on_commit_callbacks, monkeypatch  # type: ignore[no-untyped-def]
+    project: Project,
+    host: FakeHost,
+    only_stages: Callable[..., None],
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(celery_app.conf, "task_always_eager", True)
     only_stages("fetch")
@@ -145,7 +161,11 @@ def test_the_pipeline_queues_posting_when_the_run_finishes(
     assert host.requests[0].body["state"] == "failure"
 
 
-def test_the_pipeline_queues_nothing_without_an_integration(team_user, only_stages, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_the_pipeline_queues_nothing_without_an_integration(
+    team_user: tuple[User, Team],
+    only_stages: Callable[..., None],
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
     only_stages()
     project = actions.create_project(team_user[1], "plain", user=None, git_url="https://github.com/acme/plain.git")
     with django_capture_on_commit_callbacks() as callbacks:
@@ -153,7 +173,9 @@ def test_the_pipeline_queues_nothing_without_an_integration(team_user, only_stag
     assert callbacks == []
 
 
-def test_the_first_finished_stage_marks_the_start_and_later_ones_wait_for_the_end(project: Project, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_first_finished_stage_marks_the_start_and_later_ones_wait_for_the_end(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from migrator.pipeline.orchestrator import announce_stage
     from migrator.projects import transitions
     from migrator.reports import receivers
@@ -163,16 +185,18 @@ def test_the_first_finished_stage_marks_the_start_and_later_ones_wait_for_the_en
     run = actions.create_run(project, user=None, ref=SHA, commit_sha=SHA, pr_url=PR)
     fetch, scan = run.stages.get(name="fetch"), run.stages.get(name="scan")
     assert transitions.claim_stage(fetch.pk, "w")
-    announce_stage(transitions.finish_stage(fetch.pk, "passed", "ok"))
+    announce_stage(transitions.finish_stage(fetch.pk, StageState.PASSED, "ok"))
     assert phases == [(run.pk, "start")]
     assert transitions.claim_stage(scan.pk, "w")
-    announce_stage(transitions.finish_stage(scan.pk, "passed", "ok"))
+    announce_stage(transitions.finish_stage(scan.pk, StageState.PASSED, "ok"))
     assert phases == [(run.pk, "start")]
-    announce_stage(transitions.finish_stage(run.stages.get(name="hipify").pk, "failed", "boom"))
+    announce_stage(transitions.finish_stage(run.stages.get(name="hipify").pk, StageState.FAILED, "boom"))
     assert phases == [(run.pk, "start"), (run.pk, "final")]
 
 
-def test_a_partial_run_is_a_success_whose_description_says_what_was_not_checked(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_a_partial_run_is_a_success_whose_description_says_what_was_not_checked(
+    project: Project, host: FakeHost, only_stages: Callable[..., None]
+) -> None:
     run = finished_run(project, only_stages)
     assert run.state == "partial"
     post_run_status(run.pk)
@@ -182,7 +206,9 @@ def test_a_partial_run_is_a_success_whose_description_says_what_was_not_checked(
     assert "**Verdict:** partial, not checked: fetch: not available on this installation" in str(comment.body["body"])
 
 
-def test_gitlab_gets_the_partial_run_as_success_with_the_same_description(project: Project, host: FakeHost, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_gitlab_gets_the_partial_run_as_success_with_the_same_description(
+    project: Project, host: FakeHost, only_stages: Callable[..., None]
+) -> None:
     ProjectIntegration.objects.filter(project=project).update(host_kind="gitlab")
     run = finished_run(project, only_stages, pr_url="")
     post_run_status(run.pk)

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
@@ -56,12 +59,12 @@ def pipeline_run(project: Project, files: dict[str, str | bytes]) -> Run:
 
 
 @pytest.fixture
-def project(team_user) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team]) -> Project:
     return actions.create_project(team_user[1], "review", user=team_user[0])
 
 
 @pytest.fixture
-def translated_run(only_stages, project: Project) -> Run:  # type: ignore[no-untyped-def]
+def translated_run(only_stages: Callable[..., None], project: Project) -> Run:
     only_stages("fetch", "scan", "hipify")
     return pipeline_run(project, review_files())
 

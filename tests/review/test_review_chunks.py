@@ -3,18 +3,20 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from collections.abc import Callable
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
-from migrator.projects.models import Run
+from migrator.projects.models import Project, Run
 from tests.review.conftest import big_cu, line_rows, pipeline_run, row_with
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def big_run(only_stages, project) -> Run:  # type: ignore[no-untyped-def]
+def big_run(only_stages: Callable[..., None], project: Project) -> Run:
     only_stages("fetch", "scan", "hipify")
     return pipeline_run(project, {"src/big.cu": big_cu(20_000)})
 
@@ -25,7 +27,7 @@ def sentinel_url(fragment: str) -> str:
     return html_lib.unescape(match.group(1))
 
 
-def test_a_20000_line_file_arrives_in_chunks(alice_client, big_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_a_20000_line_file_arrives_in_chunks(alice_client: Client, big_run: Run) -> None:
     first = alice_client.get(reverse("review:file", args=[big_run.pk, "src/big.cu"])).content.decode()
     assert line_rows(first) == 200 and 'id="o200"' not in first
     url = sentinel_url(first)
@@ -40,7 +42,7 @@ def test_a_20000_line_file_arrives_in_chunks(alice_client, big_run: Run) -> None
     assert 'id="o19997"' in last and "Show 3 unchanged lines (19998–20000)" in last and "row-more" not in last
 
 
-def test_the_unified_view_pages_too(alice_client, big_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_the_unified_view_pages_too(alice_client: Client, big_run: Run) -> None:
     first = alice_client.get(reverse("review:file", args=[big_run.pk, "src/big.cu"]), {"view": "unified"}).content.decode()
     assert line_rows(first) == 200
     url = sentinel_url(first)
@@ -49,7 +51,7 @@ def test_the_unified_view_pages_too(alice_client, big_run: Run) -> None:  # type
     assert line_rows(body) == 500 and "row-delete" in body and "row-insert" in body
 
 
-def test_bad_chunk_requests_are_rejected(alice_client, big_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_bad_chunk_requests_are_rejected(alice_client: Client, big_run: Run) -> None:
     chunk = reverse("review:chunk", args=[big_run.pk, "src/big.cu"])
     assert alice_client.get(chunk).status_code == 400
     assert alice_client.get(chunk, {"start": "-5"}).status_code == 400

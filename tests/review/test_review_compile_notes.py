@@ -1,9 +1,13 @@
 """Compile diagnostics from a real hipcc run show in the margin of the translated line."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from django.test import Client
 from django.urls import reverse
 
+from migrator.projects.models import Project
 from tests.review.conftest import pipeline_run, row_with
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +19,9 @@ __global__ void k(float* p) {
 """
 
 
-def test_a_compile_error_is_noted_on_its_translated_line(alice_client, only_stages, project) -> None:  # type: ignore[no-untyped-def]
+def test_a_compile_error_is_noted_on_its_translated_line(
+    alice_client: Client, only_stages: Callable[..., None], project: Project
+) -> None:
     only_stages("fetch", "scan", "hipify", "compile")
     run = pipeline_run(project, {"src/bad.cu": BAD_CU})
     compile_stage = run.stages.get(name="compile")

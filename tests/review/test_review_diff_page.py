@@ -2,24 +2,28 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from migrator.projects.models import Run
+from migrator.projects.models import Project, Run
 from tests.review.conftest import HOSTILE_NAME, line_rows, pipeline_run, review_files, row_with
 
 pytestmark = pytest.mark.django_db
 
 
-def page(client, run: Run, path: str, **params: str) -> str:  # type: ignore[no-untyped-def]
+def page(client: Client, run: Run, path: str, **params: str) -> str:
     response = client.get(reverse("review:file", args=[run.pk, path]), params)
     assert response.status_code == 200
     return response.content.decode()
 
 
-def test_it_aligns_changed_lines_side_by_side_with_changed_words_marked(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_it_aligns_changed_lines_side_by_side_with_changed_words_marked(
+    alice_client: Client, translated_run: Run
+) -> None:
     html = page(alice_client, translated_run, "src/vadd.cu")
     malloc = row_with(html, "o12")
     assert 'class="line row-replace"' in malloc and 'id="t12"' in malloc
@@ -31,7 +35,7 @@ def test_it_aligns_changed_lines_side_by_side_with_changed_words_marked(alice_cl
     assert 'id="t42"' in row_with(shifted, "o41")
 
 
-def test_it_folds_unchanged_stretches_and_opens_them_on_demand(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_it_folds_unchanged_stretches_and_opens_them_on_demand(alice_client: Client, translated_run: Run) -> None:
     html = page(alice_client, translated_run, "src/long.cu")
     folds = re.findall(r'hx-get="([^"]*fold=\d+&amp;start=0)"', html)
     assert len(folds) == 2 and "Show 34 unchanged lines (4–37)" in html and "Show 37 unchanged lines" in html
@@ -43,12 +47,12 @@ def test_it_folds_unchanged_stretches_and_opens_them_on_demand(alice_client, tra
     assert 'class="line row-equal"' in row_with(body, "o20")
 
 
-def test_the_whole_file_view_has_no_folds(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_the_whole_file_view_has_no_folds(alice_client: Client, translated_run: Run) -> None:
     html = page(alice_client, translated_run, "src/long.cu", full="1")
     assert "row-fold" not in html and 'id="o20"' in html and line_rows(html) == 82
 
 
-def test_margin_notes_sit_on_their_lines(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_margin_notes_sit_on_their_lines(alice_client: Client, translated_run: Run) -> None:
     vadd = page(alice_client, translated_run, "src/vadd.cu")
     unconverted = row_with(vadd, "o6")
     assert "note-unconverted" in unconverted and "__shfl_sync not converted (unsupported)" in unconverted
@@ -59,7 +63,7 @@ def test_margin_notes_sit_on_their_lines(alice_client, translated_run: Run) -> N
     assert "cmake.project-language-cuda" in row_with(cmake, "t2")
 
 
-def test_hostile_names_and_contents_are_escaped(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_names_and_contents_are_escaped(alice_client: Client, translated_run: Run) -> None:
     html = page(alice_client, translated_run, HOSTILE_NAME)
     assert "<script>alert" not in html and "</td></tr><script>" not in html
     assert "&lt;script&gt;alert(&quot;content&quot;)" in html or "&lt;script&gt;alert(&#x27;string&#x27;)" in html
@@ -68,7 +72,7 @@ def test_hostile_names_and_contents_are_escaped(alice_client, translated_run: Ru
     assert "<script>alert" not in files and "/files/src/%3Cscript%3Ealert" in files
 
 
-def test_the_unified_view_lists_deletions_before_insertions(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_the_unified_view_lists_deletions_before_insertions(alice_client: Client, translated_run: Run) -> None:
     split = page(alice_client, translated_run, "src/vadd.cu")
     assert 'id="toggle-unified"' in split and "?view=unified" in split
     html = page(alice_client, translated_run, "src/vadd.cu", view="unified")
@@ -79,19 +83,21 @@ def test_the_unified_view_lists_deletions_before_insertions(alice_client, transl
     assert "__shfl_sync not converted" in row_with(html, "o6")
 
 
-def test_binary_and_non_utf8_files_get_a_notice(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_binary_and_non_utf8_files_get_a_notice(alice_client: Client, translated_run: Run) -> None:
     binary = page(alice_client, translated_run, "assets/blob.bin")
     assert 'class="notice notice-binary"' in binary and "binary" in binary and 'id="diff"' not in binary
     latin = page(alice_client, translated_run, "src/latin.cu")
     assert 'class="notice notice-encoding"' in latin and "not valid UTF-8" in latin
 
 
-def test_unknown_and_escaping_paths_are_404(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_and_escaping_paths_are_404(alice_client: Client, translated_run: Run) -> None:
     for path in ("src/missing.cu", "../artifacts/translation.json", "src/../../hip/README.md", "src/"):
         assert alice_client.get(f"/runs/{translated_run.pk}/files/{path}").status_code == 404
 
 
-def test_renamed_files_are_found_by_their_original_path(alice_client, only_stages, project) -> None:  # type: ignore[no-untyped-def]
+def test_renamed_files_are_found_by_their_original_path(
+    alice_client: Client, only_stages: Callable[..., None], project: Project
+) -> None:
     only_stages("fetch", "scan", "hipify")
     project.settings = {"rename_cu_to_hip": True}
     project.save()
@@ -103,12 +109,12 @@ def test_renamed_files_are_found_by_their_original_path(alice_client, only_stage
     assert reverse("review:file", args=[run.pk, "src/vadd.cu"]) in files and "→ src/vadd.hip" in files
 
 
-def test_a_file_named_like_an_endpoint_still_opens(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_named_like_an_endpoint_still_opens(alice_client: Client, translated_run: Run) -> None:
     html = page(alice_client, translated_run, "tools/chunk")
     assert "<code>tools/chunk</code>" in html and "named like the chunk endpoint" in html
 
 
-def test_notes_follow_a_later_compile_without_stale_cache(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_notes_follow_a_later_compile_without_stale_cache(alice_client: Client, translated_run: Run) -> None:
     assert "note-diagnostic" not in page(alice_client, translated_run, "src/vadd.cu")
     diagnostic = {"file": "src/vadd.cu", "line": 6, "column": 21, "severity": "error", "original_file": "src/vadd.cu",
                   "original_line": 6, "message": "use of undeclared identifier '__shfl_sync'"}

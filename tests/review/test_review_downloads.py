@@ -10,11 +10,14 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.projects.models import Run
 from migrator.projects.workspaces import workspace_for
+from tests.downloads import downloaded
 from tests.review.conftest import HOSTILE_NAME
 
 pytestmark = pytest.mark.django_db
@@ -28,11 +31,13 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     }
 
 
-def test_the_patch_applies_with_git_onto_the_original_tree(alice_client, translated_run: Run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_patch_applies_with_git_onto_the_original_tree(
+    alice_client: Client, translated_run: Run, tmp_path: Path
+) -> None:
     response = alice_client.get(reverse("review:patch", args=[translated_run.pk]))
     assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
     patch = tmp_path / "run.patch"
-    patch.write_bytes(b"".join(response.streaming_content))
+    patch.write_bytes(downloaded(response))
     workspace = workspace_for(translated_run.pk)
     repo = tmp_path / "repo"
     shutil.copytree(workspace.source, repo)
@@ -43,12 +48,12 @@ def test_the_patch_applies_with_git_onto_the_original_tree(alice_client, transla
     assert tree_bytes(repo) != tree_bytes(workspace.source)
 
 
-def test_the_archive_holds_the_translated_tree(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_the_archive_holds_the_translated_tree(alice_client: Client, translated_run: Run) -> None:
     response = alice_client.get(reverse("review:archive", args=[translated_run.pk]))
     assert response.status_code == 200 and response["Content-Type"] == "application/gzip"
     top = f"run-{translated_run.pk}-hip"
     assert f'filename="{top}.tar.gz"' in response["Content-Disposition"]
-    with tarfile.open(fileobj=io.BytesIO(b"".join(response.streaming_content)), mode="r:gz") as archive:
+    with tarfile.open(fileobj=io.BytesIO(downloaded(response)), mode="r:gz") as archive:
         files = {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()}  # type: ignore[union-attr]
         assert all(m.uname == "" and m.uid == 0 for m in archive.getmembers())
     expected = tree_bytes(workspace_for(translated_run.pk).hip)
@@ -71,7 +76,7 @@ def review_urls(client: Client, run: Run) -> list[str]:
 
 
 def test_every_view_is_404_for_another_team_and_asks_strangers_to_log_in(
-    alice_client, other_team_user, translated_run: Run  # type: ignore[no-untyped-def]
+    alice_client: Client, other_team_user: tuple[User, Team], translated_run: Run
 ) -> None:
     urls = review_urls(alice_client, translated_run)
     assert [alice_client.get(url).status_code for url in urls] == [200] * len(urls)
@@ -82,7 +87,7 @@ def test_every_view_is_404_for_another_team_and_asks_strangers_to_log_in(
     assert [bob.get(url).status_code for url in urls] == [404] * len(urls)
 
 
-def test_the_views_answer_get_only(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_the_views_answer_get_only(alice_client: Client, translated_run: Run) -> None:
     assert all(alice_client.post(url).status_code == 405 for url in review_urls(alice_client, translated_run))
 
 

@@ -1,10 +1,13 @@
 """The file list of a run: change counts, marks, filters, and a clear notice when nothing was translated."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from django.test import Client
 from django.urls import reverse
 
-from migrator.projects.models import Run
+from migrator.projects.models import Project, Run
 from tests.review.conftest import NEWLINE_NAME, pipeline_run, review_files
 
 pytestmark = pytest.mark.django_db
@@ -19,13 +22,13 @@ def file_rows(html: str) -> dict[str, str]:
     return rows
 
 
-def listing(client, run: Run, **params: str) -> str:  # type: ignore[no-untyped-def]
+def listing(client: Client, run: Run, **params: str) -> str:
     response = client.get(reverse("review:files", args=[run.pk]), params)
     assert response.status_code == 200
     return response.content.decode()
 
 
-def test_it_lists_changed_files_with_counts_and_marks(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_it_lists_changed_files_with_counts_and_marks(alice_client: Client, translated_run: Run) -> None:
     rows = file_rows(listing(alice_client, translated_run))
     assert set(rows) == {"src/vadd.cu", "CMakeLists.txt", "src/long.cu", "src/latin.cu",
                          "src/&lt;script&gt;alert(&#x27;name&#x27;)&lt;script&gt;.cu"}
@@ -34,7 +37,7 @@ def test_it_lists_changed_files_with_counts_and_marks(alice_client, translated_r
     assert f'href="{reverse("review:file", args=[translated_run.pk, "src/vadd.cu"])}"' in rows["src/vadd.cu"]
 
 
-def test_filters_narrow_the_list(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_filters_narrow_the_list(alice_client: Client, translated_run: Run) -> None:
     assert set(file_rows(listing(alice_client, translated_run, show="unconverted"))) == {"src/vadd.cu"}
     every = file_rows(listing(alice_client, translated_run, show="all"))
     assert "README.md" in every and "assets/blob.bin" in every and "status-unchanged" in every["README.md"]
@@ -47,12 +50,14 @@ def test_filters_narrow_the_list(alice_client, translated_run: Run) -> None:  # 
     assert "src/vadd.cu" in file_rows(bogus) and "Unknown filter" in bogus
 
 
-def test_the_run_page_links_to_the_file_list(alice_client, translated_run: Run) -> None:  # type: ignore[no-untyped-def]
+def test_the_run_page_links_to_the_file_list(alice_client: Client, translated_run: Run) -> None:
     html = alice_client.get(reverse("projects:run", args=[translated_run.pk])).content.decode()
     assert f'href="{reverse("review:files", args=[translated_run.pk])}" id="files-changed-link">Files changed' in html
 
 
-def test_a_run_without_hipify_says_there_is_no_translation(alice_client, only_stages, project) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_without_hipify_says_there_is_no_translation(
+    alice_client: Client, only_stages: Callable[..., None], project: Project
+) -> None:
     only_stages("fetch", "scan")
     run = pipeline_run(project, review_files())
     html = listing(alice_client, run)

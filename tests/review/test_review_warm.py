@@ -1,6 +1,8 @@
 """Once compile has finished, the worker caches the run's diffs so the first reader does not wait."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.core.cache import cache
 
 from migrator.projects.models import Project
@@ -10,7 +12,7 @@ from tests.conftest import VADD_CU
 from tests.review.conftest import pipeline_run
 
 
-def test_the_diffs_are_cached_when_compile_finishes(only_stages, project: Project) -> None:
+def test_the_diffs_are_cached_when_compile_finishes(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan", "hipify", "compile")
     run = pipeline_run(project, {"src/vadd.cu": VADD_CU, "README.md": "# x\n"})
     assert run.stages.get(name="compile").state == "passed"

@@ -25,7 +25,7 @@ int main() {
 """
 
 @pytest.fixture(scope="module")
-def hip_binary(tmp_path_factory) -> tuple[Sandbox, Path]:
+def hip_binary(tmp_path_factory: pytest.TempPathFactory) -> tuple[Sandbox, Path]:
     work = tmp_path_factory.mktemp("hip")
     (work / "probe.hip").write_text(HIP_SOURCE)
     box = Sandbox(select_root(), work)
@@ -34,7 +34,7 @@ def hip_binary(tmp_path_factory) -> tuple[Sandbox, Path]:
     return box, work / "probe"
 
 
-def test_a_real_hip_binary_without_an_amd_gpu_is_classified_no_device(hip_binary):
+def test_a_real_hip_binary_without_an_amd_gpu_is_classified_no_device(hip_binary: tuple[Sandbox, Path]) -> None:
     box, binary = hip_binary
     argv = box.command(["./probe"], "/workspace", SandboxLimits(60, memory_mb=0), {})
     done = run_command(argv, binary.parent, {"PATH": "/usr/bin:/bin"}, 60, 100_000)
@@ -57,13 +57,13 @@ def test_a_real_hip_binary_without_an_amd_gpu_is_classified_no_device(hip_binary
         ("terminate called: no ROCm-capable device is detected", "no-device", "no-amd-gpu-visible"),
     ],
 )
-def test_known_runtime_errors_are_named(text, kind, slug):
+def test_known_runtime_errors_are_named(text: str, kind: str, slug: str) -> None:
     found = classify_output("some output\n" + text + "\nmore\n")
     assert found is not None and (found.kind, found.notebook_slug) == (kind, slug)
     assert found.evidence == text[:300]
 
 
-def test_timeouts_signals_and_plain_failures():
+def test_timeouts_signals_and_plain_failures() -> None:
     assert classify_failure("hipErrorNoDevice", None, "SIGKILL", True).kind == "timeout"
     assert classify_failure("hipErrorNoDevice", None, "SIGSEGV", False).kind == "no-device"
     crashed = classify_failure("working...", None, "SIGSEGV", False)

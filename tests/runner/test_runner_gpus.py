@@ -1,3 +1,5 @@
+import pytest
+
 from worker.runner.gpus import (
     parse_fake_gpus,
     parse_nvidia_smi_csv,
@@ -102,7 +104,7 @@ NVIDIA_SMI = """0, NVIDIA H200, 9.0, 143771, GPU-6f1b2c3d-4e5f-6a7b-8c9d-0e1f2a3
 """
 
 
-def test_rocminfo_lists_gpu_agents_in_order_and_skips_the_cpu():
+def test_rocminfo_lists_gpu_agents_in_order_and_skips_the_cpu() -> None:
     gpus = parse_rocminfo(ROCMINFO)
     assert [(g.index, g.arch, g.name) for g in gpus] == [
         (0, "gfx90a", "AMD Instinct MI250X"),
@@ -112,11 +114,11 @@ def test_rocminfo_lists_gpu_agents_in_order_and_skips_the_cpu():
     assert gpus[0].vendor == "amd" and not gpus[0].fake
 
 
-def test_rocminfo_without_gpu_agents_gives_nothing():
+def test_rocminfo_without_gpu_agents_gives_nothing() -> None:
     assert parse_rocminfo("ROCk module is NOT loaded, possibly no GPU devices\n") == []
 
 
-def test_rocm_smi_json_reads_rocm5_and_rocm6_key_spellings():
+def test_rocm_smi_json_reads_rocm5_and_rocm6_key_spellings() -> None:
     old = parse_rocm_smi_json(ROCM_SMI_5)
     assert [g.index for g in old] == [0, 1]
     assert old[1].name == "AMD INSTINCT MI250 (MCM) OAM AC MBA" and old[1].memory_bytes == 68702699520
@@ -125,23 +127,23 @@ def test_rocm_smi_json_reads_rocm5_and_rocm6_key_spellings():
     assert parse_rocm_smi_json("not json") == []
 
 
-def test_rocm_smi_used_memory_is_read_per_card():
+def test_rocm_smi_used_memory_is_read_per_card() -> None:
     assert parse_rocm_smi_used_bytes(ROCM_SMI_5, 1) == 2147483648
     assert parse_rocm_smi_used_bytes(ROCM_SMI_5, 7) is None
 
 
-def test_nvidia_smi_csv_gives_sm_arch_and_memory_in_bytes():
+def test_nvidia_smi_csv_gives_sm_arch_and_memory_in_bytes() -> None:
     gpus = parse_nvidia_smi_csv(NVIDIA_SMI)
     assert [(g.index, g.name, g.arch) for g in gpus] == [(0, "NVIDIA H200", "sm_90"), (1, "NVIDIA A100-SXM4-80GB", "sm_80")]
     assert gpus[0].memory_bytes == 143771 * 1024 * 1024
     assert gpus[0].uuid.startswith("GPU-6f1b")
 
 
-def test_sm_arch_handles_two_digit_majors():
+def test_sm_arch_handles_two_digit_majors() -> None:
     assert sm_arch("12.0") == "sm_120" and sm_arch("8.6") == "sm_86" and sm_arch("[N/A]") == ""
 
 
-def test_fake_list_keeps_only_the_profiles_devices(monkeypatch):
+def test_fake_list_keeps_only_the_profiles_devices(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [g.arch for g in parse_fake_gpus("gfx90a, sm_90,gfx942", "rocm")] == ["gfx90a", "gfx942"]
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a,gfx90a")
     found = probe("rocm")
@@ -150,7 +152,7 @@ def test_fake_list_keeps_only_the_profiles_devices(monkeypatch):
     assert probe_gpus("cuda") == [] and "none for cuda" in probe("cuda").reason
 
 
-def test_probe_on_this_machine_without_gpus_gives_a_reason(monkeypatch):
+def test_probe_on_this_machine_without_gpus_gives_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MIGRATOR_FAKE_GPUS", raising=False)
     found = probe("cuda")
     assert found.gpus == [] and "nvidia-smi" in found.reason

@@ -32,7 +32,7 @@ def _job(lock_dir: str, log_dir: str, job: int, start: "multiprocessing.synchron
         log.write_text(log.read_text() + f" {time.monotonic()}")
 
 
-def test_concurrent_jobs_never_share_a_device(tmp_path):
+def test_concurrent_jobs_never_share_a_device(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Barrier(6)
     workers = [ctx.Process(target=_job, args=(str(tmp_path / "locks"), str(tmp_path), n, start)) for n in range(6)]
@@ -44,8 +44,8 @@ def test_concurrent_jobs_never_share_a_device(tmp_path):
     spans = [p.read_text().split() for p in tmp_path.glob("job*")]
     assert len(spans) == 6
     by_device: dict[str, list[tuple[float, float]]] = {}
-    for index, start, end in spans:
-        by_device.setdefault(index, []).append((float(start), float(end)))
+    for index, began, ended in spans:
+        by_device.setdefault(index, []).append((float(began), float(ended)))
     assert set(by_device) == {"0", "1"}  # both devices were used
     for intervals in by_device.values():
         intervals.sort()
@@ -53,7 +53,7 @@ def test_concurrent_jobs_never_share_a_device(tmp_path):
             assert next_start >= end  # no overlap on one device
 
 
-def test_threads_in_one_process_also_exclude_each_other(tmp_path):
+def test_threads_in_one_process_also_exclude_each_other(tmp_path: Path) -> None:
     held = [lease_gpu(CUDA_ONE, tmp_path, timeout_s=1)]
     errors: list[Exception] = []
 
@@ -79,21 +79,21 @@ def _hold_forever(lock_dir: str, ready: "multiprocessing.synchronize.Event") -> 
     lease.release()
 
 
-def test_a_killed_holder_frees_its_device(tmp_path):
+def test_a_killed_holder_frees_its_device(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     ready = ctx.Event()
     holder = ctx.Process(target=_hold_forever, args=(str(tmp_path), ready))
     holder.start()
     assert ready.wait(30)
     assert try_lease(CUDA_ONE[0], tmp_path) is None
-    assert lock_path(tmp_path, CUDA_ONE[0]).read_text().strip() == str(holder.pid)
+    assert holder.pid is not None and lock_path(tmp_path, CUDA_ONE[0]).read_text().strip() == str(holder.pid)
     os.kill(holder.pid, signal.SIGKILL)
     holder.join(10)
     with lease_gpu(CUDA_ONE, tmp_path, timeout_s=5) as lease:
         assert lease.held
 
 
-def test_env_pins_the_device_for_each_vendor(tmp_path):
+def test_env_pins_the_device_for_each_vendor(tmp_path: Path) -> None:
     with lease_gpu(ROCM_TWO, tmp_path, timeout_s=1) as rocm:
         assert rocm.env() == {"HIP_VISIBLE_DEVICES": "0"}
         env = rocm.apply_to({"ROCR_VISIBLE_DEVICES": "3", "PATH": "/bin"})
@@ -104,6 +104,6 @@ def test_env_pins_the_device_for_each_vendor(tmp_path):
         assert cuda.env()["CUDA_VISIBLE_DEVICES"] == "0"
 
 
-def test_leasing_from_no_devices_fails_at_once(tmp_path):
+def test_leasing_from_no_devices_fails_at_once(tmp_path: Path) -> None:
     with pytest.raises(NoGpuError):
         lease_gpu([], tmp_path, timeout_s=10)

@@ -35,7 +35,7 @@ def _tree(root: Path) -> Path:
     return root
 
 
-def test_units_skip_excluded_folders_and_main_is_found(tmp_path):
+def test_units_skip_excluded_folders_and_main_is_found(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "src-tree")
     units = find_translation_units(tree, ProjectSettings().exclude_globs)
     assert [u.as_posix() for u in units] == ["src/kernel.cu", "src/vecadd.cu"]
@@ -43,7 +43,7 @@ def test_units_skip_excluded_folders_and_main_is_found(tmp_path):
 
 
 @requires_nvcc
-def test_nvcc_builds_the_original_sources_per_unit_and_links_main(tmp_path):
+def test_nvcc_builds_the_original_sources_per_unit_and_links_main(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "src-tree")
     settings = ProjectSettings(defines=("SCALE=3",))
     result = build_cuda_reference(tree, tmp_path / "ref", settings, Sandbox(None, tmp_path), arch="sm_90")
@@ -55,7 +55,7 @@ def test_nvcc_builds_the_original_sources_per_unit_and_links_main(tmp_path):
 
 
 @requires_nvcc
-def test_a_compile_error_is_a_failed_result_with_the_message(tmp_path):
+def test_a_compile_error_is_a_failed_result_with_the_message(tmp_path: Path) -> None:
     tree = tmp_path / "src-tree"
     tree.mkdir()
     (tree / "kernel.cu").write_text("__global__ void add( {\n")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.runner.logged_context import LoggedContext
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.runner.reference_reuse import reference_key
@@ -15,15 +16,12 @@ PRINT_SUM = "python3 -c \"print('sum = 42.0')\""
 PIN = "c" * 64
 
 
-def _smoke_ctx(tmp_path: Path, run_id: int, **settings: object) -> StageContext:
+def _smoke_ctx(tmp_path: Path, run_id: int, **settings: object) -> LoggedContext:
     workspace = Workspace(tmp_path / "run")
     workspace.ensure()
     workspace.build.mkdir(exist_ok=True)
-    lines: list[str] = []
-    ctx = StageContext(run_id=run_id, project_id=1, workspace=workspace, settings=ProjectSettings.from_dict(settings),
-                       cache_dir=tmp_path / "cache", source_spec={"kind": "archive", "sha256": PIN}, log=lines.append)
-    ctx.lines = lines  # type: ignore[attr-defined]
-    return ctx
+    return LoggedContext(run_id=run_id, project_id=1, workspace=workspace, settings=ProjectSettings.from_dict(settings),
+                         cache_dir=tmp_path / "cache", source_spec={"kind": "archive", "sha256": PIN})
 
 
 def _parent_reference(ctx: StageContext, command: str) -> None:
@@ -47,7 +45,7 @@ def test_a_rerun_reuses_the_parents_reference_for_the_same_command_and_says_so(t
     reference = result.data["reference"]
     assert reference["available"] and reference["comparison"]["status"] == "equal"
     assert reference["reuse_note"] == "reusing the CUDA reference of run id 1 (same smoke command and build)"
-    assert any("reusing the CUDA reference of run id 1" in line for line in ctx.lines)  # type: ignore[attr-defined]
+    assert any("reusing the CUDA reference of run id 1" in line for line in ctx.lines)
 
 
 def test_a_reference_made_for_another_smoke_command_is_not_reused(tmp_path: Path) -> None:

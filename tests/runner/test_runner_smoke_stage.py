@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.markers import requires_nvcc
+from tests.runner.logged_context import LoggedContext
 from worker.context import StageCancelled, StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.stages import smoke
@@ -12,30 +13,27 @@ PRINT_SUM = "python3 -c \"print('sum = 42.0')\""
 
 
 @pytest.fixture(autouse=True)
-def _isolated_locks(tmp_path, monkeypatch):
+def _isolated_locks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MIGRATOR_GPU_LOCK_DIR", str(tmp_path / "locks"))
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a,gfx90a")
 
 
-def _ctx(tmp_path: Path, **settings: object) -> StageContext:
+def _ctx(tmp_path: Path, **settings: object) -> LoggedContext:
     workspace = Workspace(tmp_path / "run")
     workspace.ensure()
     workspace.build.mkdir()
-    lines: list[str] = []
-    ctx = StageContext(
+    return LoggedContext(
         run_id=1, project_id=1, workspace=workspace, settings=ProjectSettings.from_dict(settings),
-        cache_dir=tmp_path / "cache", source_spec={}, log=lines.append,
+        cache_dir=tmp_path / "cache", source_spec={},
     )
-    ctx.lines = lines  # type: ignore[attr-defined]
-    return ctx
 
 
-def test_without_a_smoke_command_the_stage_is_skipped(tmp_path):
+def test_without_a_smoke_command_the_stage_is_skipped(tmp_path: Path) -> None:
     result = smoke.run(_ctx(tmp_path))
     assert result.outcome == "skipped" and result.summary == "no smoke command configured in project settings"
 
 
-def test_it_passes_when_the_checks_pass_and_records_the_run(tmp_path):
+def test_it_passes_when_the_checks_pass_and_records_the_run(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, smoke_command=PRINT_SUM, smoke_checks=[
         {"kind": "text", "pattern": "sum ="}, {"kind": "numeric", "pattern": "^sum", "expected": "42"}])
     result = smoke.run(ctx)
@@ -49,21 +47,21 @@ def test_it_passes_when_the_checks_pass_and_records_the_run(tmp_path):
     assert any("leased GPU 0" in line for line in ctx.lines)
 
 
-def test_a_failing_check_fails_the_stage(tmp_path):
+def test_a_failing_check_fails_the_stage(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, smoke_command=PRINT_SUM, smoke_checks=[{"kind": "numeric", "pattern": "^sum", "expected": "41"}])
     result = smoke.run(ctx)
     assert result.outcome == "failed" and result.data["classification"]["kind"] == "checks-failed"
     assert "expected 41.0" in result.summary
 
 
-def test_a_device_error_in_the_output_is_classified(tmp_path):
+def test_a_device_error_in_the_output_is_classified(tmp_path: Path) -> None:
     command = "python3 -c \"import sys; print('HIP error hipErrorNoDevice', file=sys.stderr); sys.exit(1)\""
     result = smoke.run(_ctx(tmp_path, smoke_command=command))
     assert result.outcome == "failed"
     assert result.data["classification"]["notebook_slug"] == "no-amd-gpu-visible"
 
 
-def test_a_machine_without_an_amd_gpu_fails_with_no_device(tmp_path, monkeypatch):
+def test_a_machine_without_an_amd_gpu_fails_with_no_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MIGRATOR_FAKE_GPUS")
     result = smoke.run(_ctx(tmp_path, smoke_command=PRINT_SUM))
     assert result.outcome == "failed" and result.data["classification"]["kind"] == "no-device"
@@ -76,7 +74,7 @@ def _write_reference(ctx: StageContext, stdout: str) -> None:
     (ctx.workspace.artifacts / "reference.json").write_text(json.dumps(payload))
 
 
-def test_output_is_compared_with_the_cuda_reference(tmp_path):
+def test_output_is_compared_with_the_cuda_reference(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, smoke_command=PRINT_SUM)
     _write_reference(ctx, "sum = 42.0000001\n")
     result = smoke.run(ctx)
@@ -84,7 +82,7 @@ def test_output_is_compared_with_the_cuda_reference(tmp_path):
     assert result.data["reference"]["comparison"]["status"] == "within-tolerance"
 
 
-def test_output_unlike_the_reference_fails_the_stage(tmp_path):
+def test_output_unlike_the_reference_fails_the_stage(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, smoke_command=PRINT_SUM)
     _write_reference(ctx, "sum = 40.0\n")
     result = smoke.run(ctx)
@@ -104,7 +102,9 @@ int main() {
 
 
 @requires_nvcc
-def test_run_reference_builds_with_nvcc_runs_and_writes_the_artifact(tmp_path, monkeypatch):
+def test_run_reference_builds_with_nvcc_runs_and_writes_the_artifact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
     ctx = _ctx(tmp_path, smoke_command="./vecadd")
     ctx.workspace.source.mkdir()
@@ -120,7 +120,7 @@ def test_run_reference_builds_with_nvcc_runs_and_writes_the_artifact(tmp_path, m
     assert stored["summary"] == reference["summary"] and "CUDA reference failed" in stored["summary"]
 
 
-def test_a_cancelled_run_raises_stage_cancelled(tmp_path):
+def test_a_cancelled_run_raises_stage_cancelled(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, smoke_command="sleep 300")
     answers = iter([False, False])  # not cancelled at the start, then cancelled while it runs
     ctx.is_cancelled = lambda: next(answers, True)

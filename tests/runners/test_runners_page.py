@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from pytest_django import Settings
 
 from migrator.runners import presence
 from migrator.runners.models import Runner
@@ -15,7 +17,9 @@ from migrator.runners.presence import describe, register
 pytestmark = pytest.mark.django_db
 
 
-def test_runners_page_shows_gpus_and_toolchain_as_reported(alice_client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_runners_page_shows_gpus_and_toolchain_as_reported(
+    alice_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a,gfx942")
     info = describe("rocm", ["rocm"])
     register("rocm-1@host", "rocm", ["rocm", "rocm.gfx90a", "rocm.gfx942"], info)
@@ -30,14 +34,14 @@ def test_runners_page_shows_gpus_and_toolchain_as_reported(alice_client, monkeyp
     assert "<code>libamdhip64-dev</code> 6.4" in row  # the root's package manifest
 
 
-def test_runners_page_says_when_toolchain_detection_failed(alice_client) -> None:  # type: ignore[no-untyped-def]
+def test_runners_page_says_when_toolchain_detection_failed(alice_client: Client) -> None:
     register("cpu-1@host", "cpu", ["cpu"], {"host": "h", "gpus": [], "gpu_note": "CPU worker", "toolchain": {},
                                              "build_toolchain": {"error": "<b>boom</b>"}})
     page = alice_client.get(reverse("runners:list")).content.decode()
     assert "no ROCm toolchain: &lt;b&gt;boom&lt;/b&gt;" in page and "CPU worker" in page
 
 
-def test_the_runners_page_shows_online_and_offline_runners(alice_client) -> None:  # type: ignore[no-untyped-def]
+def test_the_runners_page_shows_online_and_offline_runners(alice_client: Client) -> None:
     presence.register("gpu-box@a", "rocm", ["rocm", "rocm.gfx90a"], {
         "gpus": [{"index": 0, "name": "AMD Instinct MI210", "arch": "gfx90a", "memory_bytes": 64 * 2**30, "fake": False}],
         "toolchain": {"hipcc": "6.2.41133"},
@@ -49,7 +53,7 @@ def test_the_runners_page_shows_online_and_offline_runners(alice_client) -> None
     assert page.count("online") >= 1 and "offline" in page
 
 
-def test_the_runners_page_states_how_long_dead_worker_detection_takes(alice_client, settings) -> None:  # type: ignore[no-untyped-def]
+def test_the_runners_page_states_how_long_dead_worker_detection_takes(alice_client: Client, settings: Settings) -> None:
     settings.MIGRATOR_HEARTBEAT_STALE_S = 120
     settings.MIGRATOR_SWEEP_INTERVAL_S = 30
     page = alice_client.get("/runners/").content.decode()

@@ -5,13 +5,16 @@ from __future__ import annotations
 import io
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.api.models import create_token
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
@@ -96,7 +99,13 @@ def _fetch_summary(run: Run) -> str:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_web_form_upload_fails_fetch_with_the_reason(alice_client: Client, team_user, only_stages, monkeypatch, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_web_form_upload_fails_fetch_with_the_reason(
+    alice_client: Client,
+    team_user: tuple[User, Team],
+    only_stages: Callable[..., None],
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+) -> None:
     only_stages("fetch")
     monkeypatch.setattr("migrator.projects.views.start_run", lambda run: None)
     upload = SimpleUploadedFile(f"leak.{kind}", archive_bytes(kind, chained_escape()))
@@ -108,7 +117,9 @@ def test_the_web_form_upload_fails_fetch_with_the_reason(alice_client: Client, t
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_api_upload_fails_fetch_with_the_reason(client: Client, team_user, only_stages, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_api_upload_fails_fetch_with_the_reason(
+    client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None], kind: str
+) -> None:
     only_stages("fetch")
     client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {create_token(team_user[1], 'ci')[1]}"
     project = actions.create_project(team_user[1], "leaky", user=None)
@@ -121,7 +132,9 @@ def test_the_api_upload_fails_fetch_with_the_reason(client: Client, team_user, o
 
 
 @pytest.mark.django_db
-def test_the_api_upload_of_a_long_name_fails_fetch_without_errno(client: Client, team_user, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_the_api_upload_of_a_long_name_fails_fetch_without_errno(
+    client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None]
+) -> None:
     only_stages("fetch")
     client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {create_token(team_user[1], 'ci')[1]}"
     project = actions.create_project(team_user[1], "long", user=None)

@@ -3,9 +3,11 @@ on the web form and the API, so retrying with the same name works."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from migrator.accounts.models import Team
 from migrator.api.models import create_token
 from migrator.projects.models import Project, Run, SourceArchive
 
@@ -16,7 +18,9 @@ def _not_an_archive() -> SimpleUploadedFile:
     return SimpleUploadedFile("code.tar.gz", b"this is not an archive at all\n" * 10)
 
 
-def test_the_form_leaves_no_orphan_project_and_the_name_can_be_reused(alice_client: Client, team_user, cuda_archive) -> None:  # type: ignore[no-untyped-def]
+def test_the_form_leaves_no_orphan_project_and_the_name_can_be_reused(
+    alice_client: Client, team_user: tuple[User, Team], cuda_archive: bytes
+) -> None:
     team = team_user[1]
     rejected = alice_client.post("/projects/new", {"name": "demo", "team": team.pk, "archive": _not_an_archive()})
     assert rejected.status_code == 400 and "code.tar.gz" in rejected.content.decode()
@@ -29,16 +33,20 @@ def test_the_form_leaves_no_orphan_project_and_the_name_can_be_reused(alice_clie
     assert project.archives.count() == 1 and project.runs.get().archive == project.archives.get()
 
 
-def test_the_api_leaves_no_orphan_project_and_the_name_can_be_reused(client: Client, team_user, cuda_archive) -> None:  # type: ignore[no-untyped-def]
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {create_token(team_user[1], 'ci')[1]}"}
-    rejected = client.post("/api/v1/projects", {"name": "demo", "archive": _not_an_archive()}, **auth)
+def test_the_api_leaves_no_orphan_project_and_the_name_can_be_reused(
+    client: Client, team_user: tuple[User, Team], cuda_archive: bytes
+) -> None:
+    auth = {"Authorization": f"Bearer {create_token(team_user[1], 'ci')[1]}"}
+    rejected = client.post("/api/v1/projects", {"name": "demo", "archive": _not_an_archive()}, headers=auth)
     assert rejected.status_code == 400 and "code.tar.gz" in rejected.json()["detail"]
     assert not Project.objects.exists() and not SourceArchive.objects.exists()
-    accepted = client.post("/api/v1/projects", {"name": "demo", "archive": SimpleUploadedFile("c.tgz", cuda_archive)}, **auth)
+    accepted = client.post("/api/v1/projects", {"name": "demo", "archive": SimpleUploadedFile("c.tgz", cuda_archive)}, headers=auth)
     assert accepted.status_code == 201 and Project.objects.get(name="demo").archives.count() == 1
 
 
-def test_a_rejected_upload_for_a_new_run_records_no_run(alice_client: Client, team_user, cuda_archive) -> None:  # type: ignore[no-untyped-def]
+def test_a_rejected_upload_for_a_new_run_records_no_run(
+    alice_client: Client, team_user: tuple[User, Team], cuda_archive: bytes
+) -> None:
     alice_client.post("/projects/new", {"name": "demo", "team": team_user[1].pk, "archive": SimpleUploadedFile("c.tgz", cuda_archive)})
     project = Project.objects.get(name="demo")
     response = alice_client.post(f"/projects/{project.pk}/runs/new", {"archive": _not_an_archive()})

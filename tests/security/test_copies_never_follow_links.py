@@ -5,17 +5,21 @@ from __future__ import annotations
 import io
 import os
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.lib.diffview.tree import archive_tree
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.workspaces import workspace_for
 from tests.conftest import make_tar_gz
+from tests.downloads import downloaded
 from translator.tree import translate_tree
 from worker.runner.reference import find_translation_units
 from worker.toolchain.sources import scan_tree
@@ -59,7 +63,9 @@ def test_the_tree_archive_leaves_out_links_that_leave_it(tree_with_links: Path) 
 
 
 @pytest.mark.django_db
-def test_review_downloads_never_follow_a_link_out_of_the_workspace(alice_client: Client, team_user, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_review_downloads_never_follow_a_link_out_of_the_workspace(
+    alice_client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None]
+) -> None:
     only_stages("fetch", "scan", "hipify")
     project = actions.create_project(team_user[1], "linked", user=team_user[0])
     archive = actions.store_archive(project, io.BytesIO(make_tar_gz({"src/a.cu": "__global__ void k() {}\n"})), "a.tgz", None)
@@ -70,11 +76,11 @@ def test_review_downloads_never_follow_a_link_out_of_the_workspace(alice_client:
         os.symlink("../../../outside.txt", tree / "src/leak.cu")
         os.symlink(str(workspace.root.parent / "outside.txt"), tree / "abs.h")
     tar_response = alice_client.get(reverse("review:archive", args=[run.pk]))
-    data = b"".join(tar_response.streaming_content)
+    data = downloaded(tar_response)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         names = tar.getnames()
     assert f"run-{run.pk}-hip/src/a.cu" in names and not any(n.endswith(("leak.cu", "abs.h")) for n in names)
-    patch = b"".join(alice_client.get(reverse("review:patch", args=[run.pk])).streaming_content)
+    patch = downloaded(alice_client.get(reverse("review:patch", args=[run.pk])))
     assert SECRET.encode() not in patch and SECRET.encode() not in data and b"outside.txt" not in data
 
 

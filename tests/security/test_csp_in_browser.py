@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django.live_server_helper import LiveServer
 
+from migrator.accounts.models import Team
 from migrator.pipeline import orchestrator
 from migrator.projects import actions
+from migrator.projects.models import Run
 from tests.conftest import make_tar_gz
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -21,7 +26,7 @@ pytestmark = [
 
 
 @pytest.fixture
-def finished_run(team_user, only_stages):  # type: ignore[no-untyped-def]
+def finished_run(team_user: tuple[User, Team], only_stages: Callable[..., None]) -> Run:
     only_stages("fetch", "scan", "hipify")
     user, team = team_user
     project = actions.create_project(team, "csp-browser", user=user)
@@ -30,7 +35,9 @@ def finished_run(team_user, only_stages):  # type: ignore[no-untyped-def]
     return orchestrator.run_sync(actions.create_run(project, user=user))
 
 
-def test_chromium_reports_no_policy_violation(live_server, finished_run, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_chromium_reports_no_policy_violation(
+    live_server: LiveServer, finished_run: Run, team_user: tuple[User, Team]
+) -> None:
     from playwright.sync_api import sync_playwright
 
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop in this thread

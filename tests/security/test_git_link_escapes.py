@@ -4,10 +4,14 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.workspaces import workspace_for
@@ -53,7 +57,9 @@ def test_a_checkout_keeps_executable_bits(hostile_repo: Path, tmp_path: Path) ->
 
 
 @pytest.mark.django_db
-def test_the_fetch_stage_reports_the_removed_links(hostile_repo: Path, team_user, only_stages, settings) -> None:  # type: ignore[no-untyped-def]
+def test_the_fetch_stage_reports_the_removed_links(
+    hostile_repo: Path, team_user: tuple[User, Team], only_stages: Callable[..., None], settings: Settings
+) -> None:
     settings.MIGRATOR_ALLOW_LOCAL_GIT = True
     only_stages("fetch")
     project = actions.create_project(team_user[1], "hostile", user=None, git_url=str(hostile_repo))

@@ -7,15 +7,18 @@ import socket
 import ssl
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
+from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.envconf import env_https_urls
 from migrator.integrations.models import ProjectIntegration
 from migrator.pipeline.orchestrator import run_sync
@@ -72,12 +75,12 @@ def endpoint() -> Iterator[Endpoint]:
 
 
 @pytest.fixture
-def project(team_user, settings) -> Project:  # type: ignore[no-untyped-def]
+def project(team_user: tuple[User, Team], settings: Settings) -> Project:
     settings.MIGRATOR_HOST_BACKOFF_S = 0.01
     return actions.create_project(team_user[1], "demo", user=None, git_url="https://github.com/acme/demo.git")
 
 
-def finished_run(project: Project, only_stages) -> Run:  # type: ignore[no-untyped-def]
+def finished_run(project: Project, only_stages: Callable[..., None]) -> Run:
     only_stages()
     return run_sync(actions.create_run(project, user=None, ref=SHA, commit_sha=SHA))
 
@@ -97,14 +100,18 @@ FORM = {"host_kind": "gitlab", "repository": "", "host_token": "tok", "webhook_s
     "https://user:pw@api.github.com/",  # credentials in the URL
     "https://gitlab.example.com/api/v4",  # self-hosted but not allowed by an administrator
 ])
-def test_the_settings_form_refuses_urls_outside_the_configured_bases(alice_client: Client, project: Project, url: str) -> None:
+def test_the_settings_form_refuses_urls_outside_the_configured_bases(
+    alice_client: Client, project: Project, url: str
+) -> None:
     response = alice_client.post(f"/projects/{project.pk}/integration", {**FORM, "host_api_url": url})
     assert response.status_code == 200 and b"host API URL refused" in response.content
     assert not ProjectIntegration.objects.filter(project=project).exists()
 
 
 @pytest.mark.django_db
-def test_the_settings_form_accepts_a_base_an_administrator_allowed(alice_client: Client, project: Project, settings) -> None:  # type: ignore[no-untyped-def]
+def test_the_settings_form_accepts_a_base_an_administrator_allowed(
+    alice_client: Client, project: Project, settings: Settings
+) -> None:
     settings.MIGRATOR_ALLOWED_HOST_API_BASES = [*settings.MIGRATOR_ALLOWED_HOST_API_BASES, "https://gitlab.example.com/api/v4"]
     response = alice_client.post(f"/projects/{project.pk}/integration", {**FORM, "host_api_url": "https://gitlab.example.com/api/v4"})
     assert response.status_code == 302
@@ -112,7 +119,9 @@ def test_the_settings_form_accepts_a_base_an_administrator_allowed(alice_client:
 
 
 @pytest.mark.django_db
-def test_a_stored_inside_url_is_refused_when_sending(project: Project, endpoint: Endpoint, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_a_stored_inside_url_is_refused_when_sending(
+    project: Project, endpoint: Endpoint, only_stages: Callable[..., None]
+) -> None:
     ProjectIntegration.objects.create(project=project, host_token="tok", host_api_url=endpoint.url)  # saved before the check
     (post,) = post_run_status(finished_run(project, only_stages).pk)
     assert not post.ok and post.error.startswith("not sent: only https URLs are allowed")
@@ -120,7 +129,9 @@ def test_a_stored_inside_url_is_refused_when_sending(project: Project, endpoint:
 
 
 @pytest.mark.django_db
-def test_a_name_resolving_to_loopback_is_refused_after_dns(project: Project, endpoint: Endpoint, only_stages, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_name_resolving_to_loopback_is_refused_after_dns(
+    project: Project, endpoint: Endpoint, only_stages: Callable[..., None], settings: Settings
+) -> None:
     port = endpoint.server.server_address[1]
     settings.MIGRATOR_ALLOWED_HOST_API_BASES = [f"http://localhost:{port}"]  # allowed by name, resolves inside
     ProjectIntegration.objects.create(project=project, host_token="tok", host_api_url=f"http://localhost:{port}")
@@ -164,7 +175,9 @@ def test_a_redirect_to_a_metadata_address_is_not_followed(endpoint: Endpoint) ->
 
 
 @pytest.mark.django_db
-def test_an_error_answer_shows_only_its_status_line(project: Project, endpoint: Endpoint, only_stages, settings, alice_client: Client) -> None:  # type: ignore[no-untyped-def]
+def test_an_error_answer_shows_only_its_status_line(
+    project: Project, endpoint: Endpoint, only_stages: Callable[..., None], settings: Settings, alice_client: Client
+) -> None:
     settings.MIGRATOR_ALLOWED_HOST_API_BASES = [endpoint.url]
     settings.MIGRATOR_HOST_API_TRUSTED_NETWORKS = ["127.0.0.0/8"]
     endpoint.status, endpoint.body = 422, INSIDE_SECRET.encode()
@@ -177,7 +190,9 @@ def test_an_error_answer_shows_only_its_status_line(project: Project, endpoint: 
 
 
 @pytest.mark.django_db
-def test_a_non_http_service_is_not_quoted(project: Project, only_stages, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_non_http_service_is_not_quoted(
+    project: Project, only_stages: Callable[..., None], settings: Settings
+) -> None:
     """What a Redis-like service answers to an HTTP request never reaches the recorded error."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

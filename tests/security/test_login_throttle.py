@@ -1,23 +1,35 @@
 """Sign-in throttling: per account and per client address, with back-off and a clear message."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django import Settings
 
 from migrator.accounts import throttle
+from migrator.accounts.models import Team
+
+if TYPE_CHECKING:
+    from django.test.client import _MonkeyPatchedWSGIResponse as TestResponse  # what Client's methods return
 
 pytestmark = pytest.mark.django_db
 
 
-def _login(client: Client, username: str, password: str, address: str = "198.51.100.7", **extra: str):  # type: ignore[no-untyped-def]
-    return client.post("/login/", {"username": username, "password": password}, REMOTE_ADDR=address, **extra)
+def _login(client: Client, username: str, password: str, address: str = "198.51.100.7",
+           forwarded_for: str | None = None) -> TestResponse:
+    headers = {"X-Forwarded-For": forwarded_for} if forwarded_for is not None else {}
+    return client.post("/login/", {"username": username, "password": password}, headers=headers, REMOTE_ADDR=address)
 
 
 def _signed_in(client: Client) -> bool:
     return "_auth_user_id" in client.session
 
 
-def test_wrong_passwords_lock_the_account_and_then_the_right_one_is_refused(client: Client, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_passwords_lock_the_account_and_then_the_right_one_is_refused(
+    client: Client, team_user: tuple[User, Team]
+) -> None:
     for _ in range(5):
         page = _login(client, "alice", "wrong")
         assert page.status_code == 200 and "correct username and password" in page.content.decode()
@@ -30,10 +42,12 @@ def test_wrong_passwords_lock_the_account_and_then_the_right_one_is_refused(clie
     assert _login(client, "alice", "pw-alice-123", address="203.0.113.9").status_code == 429
 
 
-def test_each_further_failure_doubles_the_wait_up_to_the_limit(client: Client, team_user, monkeypatch, settings) -> None:  # type: ignore[no-untyped-def]
+def test_each_further_failure_doubles_the_wait_up_to_the_limit(
+    client: Client, team_user: tuple[User, Team], monkeypatch: pytest.MonkeyPatch, settings: Settings
+) -> None:
     settings.MIGRATOR_THROTTLE_MAX_S = 100
     now = [1_000_000.0]
-    monkeypatch.setattr(throttle.time, "time", lambda: now[0])
+    monkeypatch.setattr("migrator.accounts.throttle.time.time", lambda: now[0])
     waits = []
     for _ in range(5 + 4):
         response = _login(client, "alice", "wrong")
@@ -43,7 +57,7 @@ def test_each_further_failure_doubles_the_wait_up_to_the_limit(client: Client, t
     assert waits == [30, 60, 100, 100]
 
 
-def test_a_success_clears_the_account_count(client: Client, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_a_success_clears_the_account_count(client: Client, team_user: tuple[User, Team]) -> None:
     for _ in range(4):
         _login(client, "alice", "wrong")
     assert _login(client, "alice", "pw-alice-123").status_code == 302 and _signed_in(client)
@@ -52,7 +66,7 @@ def test_a_success_clears_the_account_count(client: Client, team_user) -> None: 
         assert _login(client, "alice", "wrong").status_code == 200
 
 
-def test_one_address_spraying_many_accounts_is_locked(client: Client, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_one_address_spraying_many_accounts_is_locked(client: Client, team_user: tuple[User, Team]) -> None:
     for i in range(20):
         assert _login(client, f"user{i}", "wrong").status_code == 200
     assert _login(client, "someone-else", "wrong").status_code == 429
@@ -60,23 +74,27 @@ def test_one_address_spraying_many_accounts_is_locked(client: Client, team_user)
     assert _login(client, "alice", "pw-alice-123", address="203.0.113.9").status_code == 302
 
 
-def test_x_forwarded_for_counts_only_behind_a_configured_proxy(client: Client, team_user, settings) -> None:  # type: ignore[no-untyped-def]
+def test_x_forwarded_for_counts_only_behind_a_configured_proxy(
+    client: Client, team_user: tuple[User, Team], settings: Settings
+) -> None:
     for i in range(20):
-        _login(client, f"user{i}", "wrong", HTTP_X_FORWARDED_FOR=f"192.0.2.{i}")
+        _login(client, f"user{i}", "wrong", forwarded_for=f"192.0.2.{i}")
     # Without MIGRATOR_PROXY_HOPS a forged header changes nothing: the socket address is locked.
-    assert _login(client, "x", "wrong", HTTP_X_FORWARDED_FOR="192.0.2.250").status_code == 429
+    assert _login(client, "x", "wrong", forwarded_for="192.0.2.250").status_code == 429
     settings.MIGRATOR_PROXY_HOPS = 1
-    assert _login(client, "alice", "pw-alice-123", HTTP_X_FORWARDED_FOR="192.0.2.251").status_code == 302
+    assert _login(client, "alice", "pw-alice-123", forwarded_for="192.0.2.251").status_code == 302
 
 
-def test_the_admin_sign_in_is_throttled_too(client: Client, team_user) -> None:  # type: ignore[no-untyped-def]
+def test_the_admin_sign_in_is_throttled_too(client: Client, team_user: tuple[User, Team]) -> None:
     for _ in range(5):
         client.post("/admin/login/", {"username": "alice", "password": "wrong"}, REMOTE_ADDR="198.51.100.7")
     page = client.post("/admin/login/", {"username": "alice", "password": "wrong"}, REMOTE_ADDR="198.51.100.7")
     assert "Too many failed attempts" in page.content.decode()
 
 
-def test_counts_live_in_redis_shared_by_every_web_process(client: Client, team_user, settings) -> None:  # type: ignore[no-untyped-def]
+def test_counts_live_in_redis_shared_by_every_web_process(
+    client: Client, team_user: tuple[User, Team], settings: Settings
+) -> None:
     import os
 
     import redis

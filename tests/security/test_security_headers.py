@@ -6,13 +6,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from tests.conftest import make_tar_gz
@@ -55,7 +59,9 @@ def test_a_bad_tls_value_stops_start_up(tmp_path: Path) -> None:
 
 
 @pytest.mark.django_db
-def test_behind_tls_cookies_are_secure_and_hsts_is_sent(client: Client, team_user, settings) -> None:  # type: ignore[no-untyped-def]
+def test_behind_tls_cookies_are_secure_and_hsts_is_sent(
+    client: Client, team_user: tuple[User, Team], settings: Settings
+) -> None:
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = True
     settings.SECURE_HSTS_SECONDS = 31536000
     form = client.get("/login/", secure=True)
@@ -95,7 +101,9 @@ def _inline_code(html: str) -> list[str]:
 
 
 @pytest.mark.django_db
-def test_every_page_carries_the_policy_and_needs_nothing_inline(alice_client: Client, team_user, only_stages, settings) -> None:  # type: ignore[no-untyped-def]
+def test_every_page_carries_the_policy_and_needs_nothing_inline(
+    alice_client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None], settings: Settings
+) -> None:
     only_stages("fetch", "scan", "hipify")
     user, team = team_user
     project = actions.create_project(team, "csp", user=user)

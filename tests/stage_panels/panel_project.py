@@ -1,10 +1,12 @@
 """Realistic CUDA projects for the stage panel tests, and a helper that runs one through the pipeline."""
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Run
@@ -73,14 +75,14 @@ def translation_project() -> dict[str, str]:
             **BUILD_FILES}
 
 
-def start_run(team_user, files: dict[str, str], settings: dict[str, object] | None = None) -> Run:  # type: ignore[no-untyped-def]
+def start_run(team_user: tuple[User, Team], files: dict[str, str], settings: dict[str, object] | None = None) -> Run:
     user, team = team_user
     project = actions.create_project(team, "panels", user=user, settings=settings or {})
     actions.store_archive(project, SimpleUploadedFile("p.tgz", make_tar_gz(files)), "p.tgz", user)
     return actions.create_run(project, user=user)
 
 
-def run_project(team_user, files: dict[str, str], settings: dict[str, object] | None = None) -> Run:  # type: ignore[no-untyped-def]
+def run_project(team_user: tuple[User, Team], files: dict[str, str], settings: dict[str, object] | None = None) -> Run:
     return run_sync(start_run(team_user, files, settings))
 
 

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from django.urls import reverse
+from pytest_django import Settings
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
-from migrator.projects.models import Project
+from migrator.projects.models import Project, Run
 from migrator.projects.stage_panels import review_url
 from tests.conftest import VADD_CU
 from tests.stage_panels.panel_project import (
@@ -25,14 +30,14 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def compiled_run(team_user, only_stages):  # type: ignore[no-untyped-def]
+def compiled_run(team_user: tuple[User, Team], only_stages: Callable[..., None]) -> Run:
     only_stages("fetch", "hipify", "compile")
     run = run_project(team_user, {"src/vadd.cu": VADD_CU, "src/broken.cu": BROKEN_CU})
     assert run.stages.get(name="compile").state == "failed"
     return run
 
 
-def test_compile_panel_lists_per_file_results_and_the_toolchain(alice_client, compiled_run) -> None:  # type: ignore[no-untyped-def]
+def test_compile_panel_lists_per_file_results_and_the_toolchain(alice_client: Client, compiled_run: Run) -> None:
     data = compiled_run.stages.get(name="compile").data
     panel = panel_of(stage_page(alice_client, compiled_run, "compile"))
     assert f"<code>{data['toolchain']['hipcc_version']}</code>" in panel and "<code>gfx90a</code>" in panel
@@ -49,7 +54,7 @@ def test_compile_panel_lists_per_file_results_and_the_toolchain(alice_client, co
     assert '<span id="compile-cache">0 hits, 2 misses</span>' in panel
 
 
-def test_compile_diagnostics_link_to_the_original_line(alice_client, compiled_run) -> None:  # type: ignore[no-untyped-def]
+def test_compile_diagnostics_link_to_the_original_line(alice_client: Client, compiled_run: Run) -> None:
     page = stage_page(alice_client, compiled_run, "compile")
     panel = panel_of(page)
     group = panel[panel.index("<summary><code>src/broken.cu</code>"):].split("</details>")[0]
@@ -61,14 +66,16 @@ def test_compile_diagnostics_link_to_the_original_line(alice_client, compiled_ru
     assert_no_raw_hostile(page)  # the compiler echoed the hostile comment into the log
 
 
-def test_review_links_fall_back_to_plain_text_without_the_review_app(settings) -> None:  # type: ignore[no-untyped-def]
+def test_review_links_fall_back_to_plain_text_without_the_review_app(settings: Settings) -> None:
     assert review_url(1, "src/a b.cu", 3).endswith("/src/a%20b.cu#o3")
     assert review_url(1, "src/a.cu", 7, side="t").endswith("/src/a.cu#t7")
     settings.ROOT_URLCONF = "migrator.runners.urls"  # an installation without the review app
     assert review_url(1, "src/a.cu", 3) == ""
 
 
-def test_link_panel_shows_undefined_references_and_missing_libraries(alice_client, team_user, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_link_panel_shows_undefined_references_and_missing_libraries(
+    alice_client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None]
+) -> None:
     only_stages("fetch", "scan", "hipify", "compile", "link")  # every stage before link passes: it can be re-run
     run = run_project(team_user, {"src/main.cu": UNDEFINED_CU})
     link = run.stages.get(name="link")
@@ -89,7 +96,9 @@ def test_link_panel_shows_undefined_references_and_missing_libraries(alice_clien
     assert "<td><code>-lcublas</code></td><td>hipBLAS (<code>-lhipblas</code>)</td><td><code>libhipblas-dev</code></td>" in missing
 
 
-def test_project_build_panel_shows_steps_and_sandbox_violations(alice_client, team_user, only_stages) -> None:  # type: ignore[no-untyped-def]
+def test_project_build_panel_shows_steps_and_sandbox_violations(
+    alice_client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None]
+) -> None:
     only_stages("fetch", "hipify", "compile")
     command = "echo building; touch /usr/migrator-panel-test"
     run = run_project(team_user, {"src/vadd.cu": VADD_CU}, {"build_mode": "project", "build_command": command})

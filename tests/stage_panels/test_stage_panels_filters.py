@@ -15,7 +15,7 @@ def test_percent_and_dict_access() -> None:
 
 
 def test_findings_group_by_severity_first_then_by_file() -> None:
-    items = [{"severity": "warning", "file": "b"}, {"severity": "error", "file": "z"}, {"severity": "error", "file": "a"},
+    items: list[dict[str, object]] = [{"severity": "warning", "file": "b"}, {"severity": "error", "file": "z"}, {"severity": "error", "file": "a"},
              {"severity": "info", "file": "a"}, {"severity": "error", "file": "z", "n": 2}]
     groups = group_by_severity(items)
     assert [g["severity"] for g in groups] == ["error", "warning", "info"]

@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
+from migrator.projects.models import Run
 from tests.stage_panels.panel_project import (
     HOSTILE_NAME,
     assert_no_raw_hostile,
@@ -19,14 +24,14 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def translated_run(team_user, only_stages):  # type: ignore[no-untyped-def]
+def translated_run(team_user: tuple[User, Team], only_stages: Callable[..., None]) -> Run:
     only_stages("fetch", "scan", "hipify")
     run = run_project(team_user, translation_project(), {"target_hip_version": "5.2"})
     assert run.stages.get(name="hipify").state == "passed"
     return run
 
 
-def test_scan_panel_shows_the_inventory_and_readiness(alice_client, translated_run) -> None:  # type: ignore[no-untyped-def]
+def test_scan_panel_shows_the_inventory_and_readiness(alice_client: Client, translated_run: Run) -> None:
     panel = panel_of(stage_page(alice_client, translated_run, "scan"))
     assert "<td>CUDA</td><td class=\"num\">3</td>" in panel  # three .cu files by language
     assert "<code>src/graph.cu</code>" in panel and html.escape(HOSTILE_NAME) in panel  # CUDA-bearing files
@@ -41,7 +46,7 @@ def test_scan_panel_shows_the_inventory_and_readiness(alice_client, translated_r
     assert "%" in readiness and "<code>cudaFooBar</code>" in readiness  # share and hand work
 
 
-def test_scan_panel_groups_findings_by_severity_then_file(alice_client, translated_run) -> None:  # type: ignore[no-untyped-def]
+def test_scan_panel_groups_findings_by_severity_then_file(alice_client: Client, translated_run: Run) -> None:
     panel = panel_of(stage_page(alice_client, translated_run, "scan"))
     errors = panel[panel.index('id="findings-error"'):]
     assert errors.index("<code>CMakeLists.txt</code>") < errors.index("<code>Dockerfile</code>") < errors.index("<code>requirements.txt</code>")
@@ -54,7 +59,7 @@ def test_scan_panel_groups_findings_by_severity_then_file(alice_client, translat
     assert f'href="{reverse("notebook:entry", args=["cuda-python-wheels"])}"' in errors
 
 
-def test_scan_panel_loads_explanations_from_the_artifact(alice_client, translated_run) -> None:  # type: ignore[no-untyped-def]
+def test_scan_panel_loads_explanations_from_the_artifact(alice_client: Client, translated_run: Run) -> None:
     from migrator.projects.workspaces import workspace_for
     from worker.scanning.findings import scan_build_files
 
@@ -65,7 +70,7 @@ def test_scan_panel_loads_explanations_from_the_artifact(alice_client, translate
     assert html.escape(docker.explanation) in panel
 
 
-def test_hipify_panel_shows_per_file_counts_and_unconverted_names(alice_client, translated_run) -> None:  # type: ignore[no-untyped-def]
+def test_hipify_panel_shows_per_file_counts_and_unconverted_names(alice_client: Client, translated_run: Run) -> None:
     hipify = translated_run.stages.get(name="hipify").data
     panel = panel_of(stage_page(alice_client, translated_run, "hipify"))
     totals = panel[panel.index('id="hipify-totals"'):panel.index('id="hipify-files"')]
@@ -82,7 +87,7 @@ def test_hipify_panel_shows_per_file_counts_and_unconverted_names(alice_client, 
     assert "<code>cudaFooBar</code> 12:" in graph_row
 
 
-def test_hipify_panel_lists_the_applied_build_file_fixes(alice_client, translated_run) -> None:  # type: ignore[no-untyped-def]
+def test_hipify_panel_lists_the_applied_build_file_fixes(alice_client: Client, translated_run: Run) -> None:
     panel = panel_of(stage_page(alice_client, translated_run, "hipify"))
     fixes = panel[panel.index('id="hipify-build-fixes"'):]
     assert "<code>CMakeLists.txt:4</code>" in fixes and "cmake.findcuda-macro" in fixes
@@ -91,7 +96,7 @@ def test_hipify_panel_lists_the_applied_build_file_fixes(alice_client, translate
     assert '<code class="after">RUN hipcc --version</code>' in fixes
 
 
-def test_hostile_file_names_and_code_are_escaped(alice_client, translated_run) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_file_names_and_code_are_escaped(alice_client: Client, translated_run: Run) -> None:
     for stage in ("fetch", "scan", "hipify"):
         page = stage_page(alice_client, translated_run, stage)
         assert_no_raw_hostile(page)

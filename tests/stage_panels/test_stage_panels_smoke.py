@@ -1,11 +1,16 @@
 """Smoke panel: execution, checks, fake-GPU notice, and the CUDA reference run side by side."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from django.urls import reverse
 
+from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import execute_reference, run_sync
-from migrator.projects.models import Run
+from migrator.projects.models import Run, Stage
 from migrator.projects.workspaces import workspace_for
 from tests.conftest import VADD_CU
 from tests.markers import requires_nvcc
@@ -17,12 +22,12 @@ PRINT_SUM = "python3 -c \"print('sum = 42.0')\""
 SUM_CHECK = {"kind": "text", "pattern": "sum = 42"}
 
 
-def _smoke_run(team_user, settings: dict[str, object], with_reference: bool = False) -> Run:  # type: ignore[no-untyped-def]
+def _smoke_run(team_user: tuple[User, Team], settings: dict[str, object], with_reference: bool = False) -> Run:
     """fetch, then smoke in this process on a fake gfx90a (the build directory stands in for compile and link)."""
     run = start_run(team_user, {"src/vadd.cu": VADD_CU}, settings)
     workspace_for(run.pk).build.mkdir(parents=True)
 
-    def after(stage) -> None:  # type: ignore[no-untyped-def]
+    def after(stage: Stage) -> None:
         if stage.name == "fetch" and with_reference:
             assert execute_reference(run.pk)["ok"] is True
 
@@ -30,12 +35,14 @@ def _smoke_run(team_user, settings: dict[str, object], with_reference: bool = Fa
 
 
 @pytest.fixture
-def fake_gpus(monkeypatch, only_stages):  # type: ignore[no-untyped-def]
+def fake_gpus(monkeypatch: pytest.MonkeyPatch, only_stages: Callable[..., None]) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "gfx90a,sm_90")
     only_stages("fetch", "smoke")
 
 
-def test_smoke_panel_shows_execution_checks_and_that_the_gpu_was_fake(alice_client, team_user, fake_gpus) -> None:  # type: ignore[no-untyped-def]
+def test_smoke_panel_shows_execution_checks_and_that_the_gpu_was_fake(
+    alice_client: Client, team_user: tuple[User, Team], fake_gpus: None
+) -> None:
     run = _smoke_run(team_user, {"smoke_command": PRINT_SUM, "smoke_checks": [SUM_CHECK]})
     assert run.stages.get(name="smoke").state == "passed"
     panel = panel_of(stage_page(alice_client, run, "smoke"))
@@ -49,7 +56,7 @@ def test_smoke_panel_shows_execution_checks_and_that_the_gpu_was_fake(alice_clie
     assert "No CUDA runner online: no reference run." in panel
 
 
-def test_smoke_panel_marks_a_failing_check(alice_client, team_user, fake_gpus) -> None:  # type: ignore[no-untyped-def]
+def test_smoke_panel_marks_a_failing_check(alice_client: Client, team_user: tuple[User, Team], fake_gpus: None) -> None:
     command = f"python3 -c \"print('sum = 41.0'); print('{HOSTILE_TEXT}')\""
     run = _smoke_run(team_user, {"smoke_command": command, "smoke_checks": [SUM_CHECK]})
     assert run.stages.get(name="smoke").state == "failed"
@@ -63,7 +70,9 @@ def test_smoke_panel_marks_a_failing_check(alice_client, team_user, fake_gpus) -
 
 
 @requires_nvcc
-def test_smoke_panel_puts_the_cuda_reference_run_beside_the_rocm_run(alice_client, team_user, fake_gpus) -> None:  # type: ignore[no-untyped-def]
+def test_smoke_panel_puts_the_cuda_reference_run_beside_the_rocm_run(
+    alice_client: Client, team_user: tuple[User, Team], fake_gpus: None
+) -> None:
     # The lease pins HIP_VISIBLE_DEVICES on AMD and CUDA_VISIBLE_DEVICES on NVIDIA: the outputs differ on one line.
     command = "python3 -c \"import os; print('sum = 42.0'); print('lanes', 64 if 'HIP_VISIBLE_DEVICES' in os.environ else 32)\""
     run = _smoke_run(team_user, {"smoke_command": command, "smoke_checks": [SUM_CHECK]}, with_reference=True)
@@ -79,7 +88,9 @@ def test_smoke_panel_puts_the_cuda_reference_run_beside_the_rocm_run(alice_clien
     assert "<strong>output-differs</strong>" in panel
 
 
-def test_smoke_panel_links_the_classification_to_its_notebook_entry(alice_client, team_user, fake_gpus, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_smoke_panel_links_the_classification_to_its_notebook_entry(
+    alice_client: Client, team_user: tuple[User, Team], fake_gpus: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")  # an NVIDIA device only: no AMD GPU to run on
     run = _smoke_run(team_user, {"smoke_command": PRINT_SUM, "smoke_checks": [SUM_CHECK]})
     smoke = run.stages.get(name="smoke")

@@ -8,9 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from migrator.projects.models import Run
+from migrator.accounts.models import Team
+from migrator.projects.models import Run, Stage
 from migrator.projects.workspaces import workspace_for
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.django_db
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "vecadd_cublas"
 
 
-def run_fixture(tmp_path: Path, *options: str) -> tuple[Run, dict[str, object], str]:
+def run_fixture(tmp_path: Path, *options: str) -> tuple[Run, dict[str, Stage], str]:
     project = tmp_path / "vecadd"
     shutil.copytree(FIXTURE, project)
     out = io.StringIO()
@@ -30,7 +32,7 @@ def run_fixture(tmp_path: Path, *options: str) -> tuple[Run, dict[str, object], 
     return run, {stage.name: stage for stage in run.stages.all()}, out.getvalue()
 
 
-def test_a_cublas_program_builds_with_its_own_makefile_by_default(team_user, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_cublas_program_builds_with_its_own_makefile_by_default(team_user: tuple[User, Team], tmp_path: Path) -> None:
     run, stages, out = run_fixture(tmp_path)
     assert [stages[n].state for n in ("fetch", "scan", "hipify", "compile", "link")] == ["passed"] * 5, out
     translated = (workspace_for(run.pk).hip / "src" / "vecadd.cu").read_text()
@@ -44,7 +46,9 @@ def test_a_cublas_program_builds_with_its_own_makefile_by_default(team_user, tmp
     assert "-lhipblas" in makefile and "/usr/local/cuda" not in makefile
 
 
-def test_file_by_file_the_build_files_give_the_sources_and_libraries(team_user, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_file_by_file_the_build_files_give_the_sources_and_libraries(
+    team_user: tuple[User, Team], tmp_path: Path
+) -> None:
     run, stages, out = run_fixture(tmp_path, "--project-settings", '{"build_mode": "per_tu"}')
     assert [stages[n].state for n in ("compile", "link")] == ["passed"] * 2, out
     assert stages["compile"].data["build_units"][0]["sources"] == ["src/vecadd.cu"]

@@ -7,14 +7,11 @@ The few tests we do not pass are listed with the reason; they are strict xfails,
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-from hipify_suite import SuiteTest, check, discover, filecheck_command, translate_ours  # noqa: E402
+from bench.hipify_suite import SuiteTest, check, discover, filecheck_command, translate_ours
 
 HIPIFY_DIR = os.environ.get("HIPIFY_DIR")
 NOT_YET = {
