@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # models load only once pytest-django has set Django up
     from django.contrib.auth.models import User
 
     from migrator.accounts.models import Team
-    from migrator.projects.models import Project
+    from migrator.projects.models import Project, Run
 
 T = TypeVar("T")
 
@@ -50,6 +50,9 @@ int main() {
   return err == cudaSuccess ? 0 : 1;
 }
 """
+# VADD_CU with a warp shuffle (a call hipify converts and reports) and a CUDA CMake project around them.
+SHFL_CU = VADD_CU.replace("c[i] = a[i] + b[i];", "c[i] = __shfl_sync(0xffffffff, a[i], 0) + b[i];")
+CUDA_CMAKE = "cmake_minimum_required(VERSION 3.18)\nproject(demo LANGUAGES CXX CUDA)\nfind_package(CUDA REQUIRED)\n"
 
 
 def make_tar_gz(files: Mapping[str, str | bytes], top: str = "demo") -> bytes:
@@ -62,6 +65,15 @@ def make_tar_gz(files: Mapping[str, str | bytes], top: str = "demo") -> bytes:
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
+
+
+def pipeline_run(project: Project, files: Mapping[str, str | bytes]) -> Run:
+    """A new run of ``project`` on an archive of ``files``, every enabled stage run in this process."""
+    from migrator.pipeline.orchestrator import run_sync
+    from migrator.projects import actions
+
+    archive = actions.store_archive(project, io.BytesIO(make_tar_gz(files)), "demo.tar.gz", None)
+    return run_sync(actions.create_run(project, user=None, archive=archive))
 
 
 @pytest.fixture

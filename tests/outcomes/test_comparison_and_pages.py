@@ -11,20 +11,14 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from migrator.accounts.models import Team
-from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.constants import RunState
-from migrator.projects.models import Project, Run
+from migrator.projects.models import Project
 from migrator.reports.build import build_report, render_markdown
-from tests.conftest import VADD_CU, make_tar_gz
+from tests.conftest import CUDA_CMAKE, VADD_CU, pipeline_run
 
 pytestmark = pytest.mark.django_db
-CMAKE = "cmake_minimum_required(VERSION 3.18)\nproject(demo LANGUAGES CXX CUDA)\nfind_package(CUDA REQUIRED)\n"
 
-
-def run_archive(project: Project, files: dict[str, str]) -> Run:
-    archive = actions.store_archive(project, io.BytesIO(make_tar_gz(files)), "demo.tar.gz", None)
-    return run_sync(actions.create_run(project, user=None, archive=archive))
 
 
 @pytest.fixture
@@ -34,12 +28,12 @@ def project(team_user: tuple[User, Team]) -> Project:
 
 def test_the_comparison_skips_cancelled_runs(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan")
-    first = run_archive(project, {"src/vadd.cu": VADD_CU})
+    first = pipeline_run(project, {"src/vadd.cu": VADD_CU})
     cancelled = actions.create_run(project, user=None)
     actions.cancel_run(cancelled)
     cancelled.refresh_from_db()
     assert cancelled.state == RunState.CANCELLED
-    third = run_archive(project, {"src/vadd.cu": VADD_CU})
+    third = pipeline_run(project, {"src/vadd.cu": VADD_CU})
     comparison: Any = build_report(third)["comparison"]
     assert comparison["previous_run"]["number"] == first.number
 
@@ -48,10 +42,10 @@ def test_the_comparison_covers_every_finding_not_the_first_thirty(
     only_stages: Callable[..., None], project: Project
 ) -> None:
     only_stages("fetch", "scan")
-    many = {f"mod{i:02d}/CMakeLists.txt": CMAKE for i in range(40)} | {"src/vadd.cu": VADD_CU}
-    first = run_archive(project, many)
+    many = {f"mod{i:02d}/CMakeLists.txt": CUDA_CMAKE for i in range(40)} | {"src/vadd.cu": VADD_CU}
+    first = pipeline_run(project, many)
     assert first.stages.get(name="scan").data["findings_total"] > 40
-    second = run_archive(project, {"src/vadd.cu": VADD_CU})
+    second = pipeline_run(project, {"src/vadd.cu": VADD_CU})
     comparison: Any = build_report(second)["comparison"]
     resolved = comparison["resolved_findings"]
     assert len({key.split(" in ")[1] for key in resolved}) == 40  # every module, not the first 30 rows
@@ -60,10 +54,10 @@ def test_the_comparison_covers_every_finding_not_the_first_thirty(
 
 def test_settings_changes_are_shown_as_such(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan", "smoke")
-    run_archive(project, {"src/vadd.cu": VADD_CU})
+    pipeline_run(project, {"src/vadd.cu": VADD_CU})
     project.settings = {"smoke_command": "./vadd", "offload_archs": ["gfx942"]}
     project.save()
-    second = run_archive(project, {"src/vadd.cu": VADD_CU})
+    second = pipeline_run(project, {"src/vadd.cu": VADD_CU})
     comparison: Any = build_report(second)["comparison"]
     settings = {c["setting"]: (c["before"], c["after"]) for c in comparison["settings_changes"]}
     assert settings == {"smoke_command": ("(default)", "./vadd"), "offload_archs": ("(default)", ["gfx942"])}
@@ -77,7 +71,7 @@ def test_the_projects_list_shows_the_last_verdict_and_a_stage_strip(
     only_stages: Callable[..., None], project: Project, alice_client: Client
 ) -> None:
     only_stages("fetch", "scan")
-    run = run_archive(project, {"src/vadd.cu": VADD_CU})
+    run = pipeline_run(project, {"src/vadd.cu": VADD_CU})
     page = alice_client.get("/").content.decode()
     row = page[page.index(f'id="project-{project.pk}"'):].split("</tr>")[0]
     assert f"#{run.number}" in row and "Partial" in row and 'title="not checked: hipify' in row
@@ -88,8 +82,8 @@ def test_the_project_page_draws_progress_over_runs(
     only_stages: Callable[..., None], project: Project, alice_client: Client
 ) -> None:
     only_stages("fetch", "scan", "hipify")
-    run_archive(project, {"src/vadd.cu": VADD_CU})
-    run_archive(project, {"src/vadd.cu": VADD_CU, "src/more.cu": VADD_CU.replace("vadd", "vsub")})
+    pipeline_run(project, {"src/vadd.cu": VADD_CU})
+    pipeline_run(project, {"src/vadd.cu": VADD_CU, "src/more.cu": VADD_CU.replace("vadd", "vsub")})
     page = alice_client.get(f"/projects/{project.pk}/").content.decode()
     chart = page[page.index('id="progress"'):].split("</section>")[0]
     assert "<svg" in chart and "Translated files" in chart and "Unconverted references" in chart
@@ -100,7 +94,7 @@ def test_rerun_offers_only_stages_that_can_rerun_and_defaults_to_the_failed_one(
     only_stages: Callable[..., None], project: Project, alice_client: Client
 ) -> None:
     only_stages("fetch", "scan")
-    run = run_archive(project, {"src/vadd.cu": VADD_CU})
+    run = pipeline_run(project, {"src/vadd.cu": VADD_CU})
     run.stages.filter(name="scan").update(state="failed")
     page = alice_client.get(f"/runs/{run.pk}/").content.decode()
     select = page[page.index('name="from_stage"'):].split("</select>")[0]

@@ -5,7 +5,6 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import Http404
 from django.test import Client
 from django.urls import reverse
@@ -13,18 +12,11 @@ from pytest_django import DjangoAssertNumQueries
 
 from migrator.accounts.models import Team
 from migrator.api.models import create_token
-from migrator.projects import access, actions
+from migrator.projects import access
 from migrator.projects.models import Run
 
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture
-def run(team_user: tuple[User, Team], cuda_archive: bytes) -> Run:
-    user, team = team_user
-    project = actions.create_project(team, "seen", user=user)
-    actions.store_archive(project, SimpleUploadedFile("s.tgz", cuda_archive), "s.tgz", user)
-    return actions.create_run(project, user=user)
 
 
 def test_members_and_their_team_find_the_run_with_its_project_loaded(
@@ -33,7 +25,7 @@ def test_members_and_their_team_find_the_run_with_its_project_loaded(
     user, team = team_user
     with django_assert_num_queries(1):
         by_user = access.get_run_or_404(user, run.pk)
-        assert (by_user.project.name, by_user.project.team.name) == ("seen", team.name)
+        assert (by_user.project.name, by_user.project.team.name) == ("demo", team.name)
     with django_assert_num_queries(1):
         assert access.get_team_run_or_404(team, run.pk).project.team == team
     assert access.get_project_or_404(user, run.project_id) == access.get_team_project_or_404(team, run.project_id)

@@ -8,26 +8,19 @@ import pytest
 from migrator.pipeline import orchestrator
 from migrator.projects import actions, transitions
 from migrator.projects.constants import STAGE_NAMES, RunState, StageState
-from migrator.projects.models import Project, Run, Stage
+from migrator.projects.models import Project
 from migrator.projects.workspaces import workspace_for
+from tests.projects.conftest import new_run, stage_of
 from worker.context import StageContext, StageResult
 
 pytestmark = pytest.mark.django_db
 
 
-def _run(project: Project) -> Run:
-    return actions.create_run(project, user=None)
-
-
-def _stage(run: Run, name: str) -> Stage:
-    return run.stages.get(name=name)
-
-
 def test_a_new_run_has_six_queued_stages_in_order(archive_project: Project) -> None:
-    run = _run(archive_project)
+    run = new_run(archive_project)
     assert [(s.name, s.state) for s in run.stages.all()] == [(n, StageState.QUEUED) for n in STAGE_NAMES]
     assert run.state == RunState.QUEUED and run.number == 1
-    assert _run(archive_project).number == 2
+    assert new_run(archive_project).number == 2
 
 
 def test_rerun_from_a_stage_reuses_earlier_results(
@@ -36,12 +29,12 @@ def test_rerun_from_a_stage_reuses_earlier_results(
     import types
 
     only_stages("fetch")
-    first = orchestrator.run_sync(_run(archive_project))
+    first = orchestrator.run_sync(new_run(archive_project))
     second = actions.create_rerun(first, user=None, from_stage="scan")
-    fetch = _stage(second, "fetch")
+    fetch = stage_of(second, "fetch")
     assert second.parent_id == first.pk and fetch.state == StageState.PASSED
     assert fetch.summary.startswith(f"reused from run #{first.number}")
-    assert _stage(second, "scan").state == StageState.QUEUED
+    assert stage_of(second, "scan").state == StageState.QUEUED
 
     def count_sources(ctx: StageContext) -> StageResult:
         return StageResult.passed("counted", files=sorted(str(p.relative_to(ctx.workspace.source))
@@ -52,16 +45,16 @@ def test_rerun_from_a_stage_reuses_earlier_results(
     monkeypatch.setattr(orchestrator, "load_stage_module", lambda name: scan if name == "scan" else real_loader(name))
     done = orchestrator.run_sync(second)
     assert done.state == RunState.PARTIAL
-    assert _stage(done, "scan").data == {"files": ["src/vadd.cu"]}
+    assert stage_of(done, "scan").data == {"files": ["src/vadd.cu"]}
     assert workspace_for(first.pk).source.joinpath("src/vadd.cu").exists()
 
 
 def test_rerun_refuses_to_start_after_a_failed_stage(
     archive_project: Project, only_stages: Callable[..., None]
 ) -> None:
-    run = _run(archive_project)
-    transitions.claim_stage(_stage(run, "fetch").pk, "w")
-    transitions.finish_stage(_stage(run, "fetch").pk, StageState.FAILED, "x")
+    run = new_run(archive_project)
+    transitions.claim_stage(stage_of(run, "fetch").pk, "w")
+    transitions.finish_stage(stage_of(run, "fetch").pk, StageState.FAILED, "x")
     with pytest.raises(actions.ActionError, match="did not pass"):
         actions.create_rerun(run, user=None, from_stage="scan")
     assert actions.create_rerun(run, user=None, from_stage="fetch").number == 2

@@ -5,13 +5,10 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
-from django.contrib.auth.models import User
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from migrator.accounts.models import Team
-from migrator.projects import actions, transitions
+from migrator.projects import transitions
 from migrator.projects.constants import StageState
 from migrator.projects.models import Run
 
@@ -20,13 +17,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture
-def run(team_user: tuple[User, Team], cuda_archive: bytes) -> Run:
-    user, team = team_user
-    project = actions.create_project(team, "live", user=user)
-    actions.store_archive(project, SimpleUploadedFile("l.tgz", cuda_archive), "l.tgz", user)
-    return actions.create_run(project, user=user)
 
 
 def _status(client: Client, run: Run, **params: str | int) -> TestResponse:

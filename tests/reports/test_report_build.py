@@ -1,7 +1,6 @@
 """Reports built from real pipeline runs: source, stages, translation account, findings, comparison."""
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable
 from typing import Any
@@ -10,21 +9,14 @@ import pytest
 from django.contrib.auth.models import User
 
 from migrator.accounts.models import Team
-from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
-from migrator.projects.models import Project, Run
+from migrator.projects.models import Project
 from migrator.reports.build import build_report, render_markdown
-from tests.conftest import VADD_CU, make_tar_gz
+from tests.conftest import CUDA_CMAKE, SHFL_CU, VADD_CU, pipeline_run
 
 pytestmark = pytest.mark.django_db
 
-SHFL_CU = VADD_CU.replace("c[i] = a[i] + b[i];", "c[i] = __shfl_sync(0xffffffff, a[i], 0) + b[i];")
-CMAKE = "cmake_minimum_required(VERSION 3.18)\nproject(demo LANGUAGES CXX CUDA)\nfind_package(CUDA REQUIRED)\n"
 
-
-def run_archive(project: Project, files: dict[str, str]) -> Run:
-    archive = actions.store_archive(project, io.BytesIO(make_tar_gz(files)), "demo.tar.gz", None)
-    return run_sync(actions.create_run(project, user=None, archive=archive))
 
 
 @pytest.fixture
@@ -34,7 +26,7 @@ def project(team_user: tuple[User, Team]) -> Project:
 
 def test_it_reports_the_scan_and_translation_of_a_real_run(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan", "hipify")
-    run = run_archive(project, {"src/vadd.cu": SHFL_CU, "CMakeLists.txt": CMAKE})
+    run = pipeline_run(project, {"src/vadd.cu": SHFL_CU, "CMakeLists.txt": CUDA_CMAKE})
     report: dict[str, Any] = build_report(run)
     assert run.archive is not None
     assert report["state"] == "partial" and report["source"]["archive_sha256"] == run.archive.sha256
@@ -58,8 +50,8 @@ def test_it_reports_the_scan_and_translation_of_a_real_run(only_stages: Callable
 
 def test_it_compares_with_the_previous_run_of_the_project(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch", "scan", "hipify")
-    first = run_archive(project, {"src/vadd.cu": VADD_CU})
-    second = run_archive(project, {"src/vadd.cu": SHFL_CU, "CMakeLists.txt": CMAKE})
+    first = pipeline_run(project, {"src/vadd.cu": VADD_CU})
+    second = pipeline_run(project, {"src/vadd.cu": SHFL_CU, "CMakeLists.txt": CUDA_CMAKE})
     comparison: Any = build_report(second)["comparison"]
     assert comparison["previous_run"]["number"] == first.number
     by_what = {c["what"]: c for c in comparison["changes"]}
@@ -72,9 +64,9 @@ def test_it_compares_with_the_previous_run_of_the_project(only_stages: Callable[
 
 def test_it_marks_stages_that_got_better(only_stages: Callable[..., None], project: Project) -> None:
     only_stages("fetch")
-    run_archive(project, {"src/vadd.cu": VADD_CU})
+    pipeline_run(project, {"src/vadd.cu": VADD_CU})
     only_stages("fetch", "scan")
-    second = run_archive(project, {"src/vadd.cu": VADD_CU})
+    second = pipeline_run(project, {"src/vadd.cu": VADD_CU})
     comparison: Any = build_report(second)["comparison"]
     changes = comparison["changes"]
     assert {"what": "stage scan", "before": "skipped", "after": "passed", "direction": "better"} in changes
@@ -82,7 +74,7 @@ def test_it_marks_stages_that_got_better(only_stages: Callable[..., None], proje
 
 def test_it_reads_odd_or_missing_stage_data_without_failing(only_stages: Callable[..., None], project: Project) -> None:
     only_stages()
-    run = run_archive(project, {"src/vadd.cu": VADD_CU})
+    run = pipeline_run(project, {"src/vadd.cu": VADD_CU})
     run.stages.filter(name="hipify").update(data={"totals": "not a dict", "files": [1, None]})
     run.stages.filter(name="compile").update(data={"files": [{"status": "failed", "errors": "2"}], "diagnostics": None})
     run.stages.filter(name="smoke").update(data={"execution": None, "classification": {"kind": "no-device"}})

@@ -1,17 +1,15 @@
 """Runs of a small CUDA project through the real pipeline (fetch, scan, hipify; compile where asked)."""
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
 
 from migrator.accounts.models import Team
-from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
-from tests.conftest import VADD_CU, make_tar_gz
+from tests.conftest import CUDA_CMAKE, SHFL_CU, pipeline_run
 
 HOSTILE_NAME = "src/<script>alert('name')<script>.cu"
 NEWLINE_NAME = "docs/line\nbreak.txt"
@@ -21,8 +19,6 @@ const char* banner = "<script>alert('string')</script>";
 __global__ void k(int* p) { p[threadIdx.x] = 1; }
 void go(int* p) { cudaMalloc(&p, 4); k<<<1, 1>>>(p); cudaFree(p); }
 """
-SHFL_CU = VADD_CU.replace("c[i] = a[i] + b[i];", "c[i] = __shfl_sync(0xffffffff, a[i], 0) + b[i];")
-CMAKE = "cmake_minimum_required(VERSION 3.18)\nproject(demo LANGUAGES CXX CUDA)\nfind_package(CUDA REQUIRED)\n"
 BINARY = bytes(range(256)) * 4
 LONG_CU = "".join(f"int plain_{n} = {n};\n" for n in range(40)) + "void f(void** p) { cudaMalloc(p, 4); }\n" + "".join(
     f"int tail_{n} = {n};\n" for n in range(40)
@@ -42,7 +38,7 @@ def big_cu(lines: int) -> str:
 def review_files() -> dict[str, str | bytes]:
     return {
         "src/vadd.cu": SHFL_CU,
-        "CMakeLists.txt": CMAKE,
+        "CMakeLists.txt": CUDA_CMAKE,
         HOSTILE_NAME: HOSTILE_CU,
         "assets/blob.bin": BINARY,
         "src/latin.cu": LATIN1_CU,
@@ -52,10 +48,6 @@ def review_files() -> dict[str, str | bytes]:
         "tools/chunk": "#!/bin/sh\necho a file named like the chunk endpoint\n",
     }
 
-
-def pipeline_run(project: Project, files: dict[str, str | bytes]) -> Run:
-    archive = actions.store_archive(project, io.BytesIO(make_tar_gz(files)), "demo.tar.gz", None)
-    return run_sync(actions.create_run(project, user=None, archive=archive))
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.projects.models import Project, Run
-from tests.review.conftest import big_cu, line_rows, pipeline_run, row_with
+from tests.conftest import pipeline_run
+from tests.review.conftest import big_cu, line_rows, row_with
 
 pytestmark = pytest.mark.django_db
 

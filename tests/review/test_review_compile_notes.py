@@ -8,7 +8,8 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.projects.models import Project
-from tests.review.conftest import pipeline_run, row_with
+from tests.conftest import pipeline_run
+from tests.review.conftest import row_with
 
 pytestmark = pytest.mark.django_db
 

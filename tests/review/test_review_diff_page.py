@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from migrator.projects.models import Project, Run
-from tests.review.conftest import HOSTILE_NAME, line_rows, pipeline_run, review_files, row_with
+from tests.conftest import pipeline_run
+from tests.review.conftest import HOSTILE_NAME, line_rows, review_files, row_with
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,8 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.projects.models import Project, Run
-from tests.review.conftest import NEWLINE_NAME, pipeline_run, review_files
+from tests.conftest import pipeline_run
+from tests.review.conftest import NEWLINE_NAME, review_files
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,7 @@ from django.core.cache import cache
 from migrator.projects.models import Project
 from migrator.review.diffcache import diff_key
 from migrator.review.tree import review_tree
-from tests.conftest import VADD_CU
-from tests.review.conftest import pipeline_run
+from tests.conftest import VADD_CU, pipeline_run
 
 
 def test_the_diffs_are_cached_when_compile_finishes(only_stages: Callable[..., None], project: Project) -> None:
