@@ -21,6 +21,7 @@ from tests.worker_settings import WorkerSettings
 
 if TYPE_CHECKING:  # models load only once pytest-django has set Django up
     from django.contrib.auth.models import User
+    from playwright.sync_api import Page
 
     from migrator.accounts.models import Team
     from migrator.projects.models import Project, Run
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # models load only once pytest-django has set Django up
 T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
+ALICE_PASSWORD = "pw-alice-123"
 
 VADD_CU = """#include <cuda_runtime.h>
 #include <cstdio>
@@ -111,8 +113,17 @@ def git_repo(tmp_path: Path, cuda_files: dict[str, str]) -> Path:
 def team_user(db: None) -> tuple[User, Team]:
     from migrator.accounts.actions import create_user_and_team
 
-    user, team, _ = create_user_and_team("alice", "pw-alice-123", "Alpha")
+    user, team, _ = create_user_and_team("alice", ALICE_PASSWORD, "Alpha")
     return user, team
+
+
+def sign_in_as_alice(page: Page, base: str) -> None:
+    """Sign ``team_user`` in through the login page of the live server at ``base``."""
+    page.goto(f"{base}/login/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", ALICE_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/")
 
 
 @pytest.fixture

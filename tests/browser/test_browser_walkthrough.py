@@ -20,7 +20,7 @@ from migrator.notebook.actions import load_seed
 from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from migrator.projects.models import Run
-from tests.conftest import make_tar_gz
+from tests.conftest import make_tar_gz, sign_in_as_alice
 
 if TYPE_CHECKING:  # Playwright is imported where a browser starts
     from playwright.sync_api import Page
@@ -75,11 +75,7 @@ def test_a_user_walks_from_a_failure_to_a_new_notebook_entry(
     page: Page, live_server: LiveServer, failed_run: Run
 ) -> None:
     base = live_server.url
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "pw-alice-123")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
+    sign_in_as_alice(page, base)
 
     # Open the run: the compile stage failed and the notebook entry that matched is shown.
     page.goto(f"{base}/runs/{failed_run.pk}/")

@@ -19,7 +19,7 @@ from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions, transitions
 from migrator.projects.constants import StageState
 from migrator.projects.models import Run
-from tests.conftest import VADD_CU, make_tar_gz
+from tests.conftest import VADD_CU, make_tar_gz, sign_in_as_alice
 from tests.outcomes.real_toolchain import compile_data, require_root
 
 if TYPE_CHECKING:  # Playwright is imported where a browser starts
@@ -83,11 +83,7 @@ def test_a_team_sees_why_its_run_failed_and_how_its_port_moves(
     first, second = runs
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     base = live_server.url
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "pw-alice-123")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
+    sign_in_as_alice(page, base)
 
     page.goto(f"{base}/runs/{second.pk}/")
     summary = page.locator("#cause-summary").inner_text()

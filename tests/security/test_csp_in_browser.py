@@ -15,7 +15,7 @@ from migrator.accounts.models import Team
 from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from migrator.projects.models import Run
-from tests.conftest import make_tar_gz
+from tests.conftest import make_tar_gz, sign_in_as_alice
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -48,11 +48,7 @@ def test_chromium_reports_no_policy_violation(
         page = browser.new_page()
         page.set_default_timeout(20_000)
         page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
-        page.goto(f"{base}/login/")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "pw-alice-123")
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{base}/")
+        sign_in_as_alice(page, base)
         for path in (f"/runs/{finished_run.pk}/", f"/runs/{finished_run.pk}/files/",
                      f"/runs/{finished_run.pk}/files/src/deep/er/k.cu", "/runners/", "/api/v1/docs"):
             page.goto(base + path)
