@@ -48,7 +48,7 @@ def sweep(
     changed += _each(_smoke_waiting_too_long(now), _skip_smoke_waiting)
     changed += _each(_unclaimed_cpu_stages(now), _fail_unclaimed)
     for stage in changed:
-        _guarded(stage, lambda s: _settle_and_advance(s, dispatch))
+        _guarded(stage, lambda s: _advance_and_announce(s, dispatch))
     if republish is not None:
         redelivery.resend_lost_stages(now, dispatch, republish)
     return changed
@@ -87,11 +87,10 @@ def _fail_unclaimed(stage: Stage) -> Stage:
 
 
 def _each(stages: Iterable[Stage], change: Callable[[Stage], Stage]) -> list[Stage]:
-    """Apply ``change`` to at most SWEEP_BATCH stages; a stage whose change raises is skipped."""
+    """Apply ``change`` to each of ``stages`` (a query of at most SWEEP_BATCH rows); a stage whose change
+    raises is skipped."""
     changed: list[Stage] = []
-    for count, stage in enumerate(stages):
-        if count >= SWEEP_BATCH:
-            break
+    for stage in stages:
         result = _guarded(stage, change)
         if result is not None:
             changed.append(result)
@@ -107,6 +106,7 @@ def _guarded(stage: Stage, action: Callable[[Stage], Stage | None]) -> Stage | N
         return None
 
 
-def _settle_and_advance(stage: Stage, dispatch: orchestrator.Dispatcher) -> None:
+def _advance_and_announce(stage: Stage, dispatch: orchestrator.Dispatcher) -> None:
+    """Hand out what can still run after ``stage`` changed; tell the listeners if its run ended."""
     orchestrator.advance(stage.run_id, dispatch)
     orchestrator.announce_if_finished(stage.run_id)
