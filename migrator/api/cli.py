@@ -10,10 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
 from migrator.accounts.actions import ensure_team
 from migrator.accounts.models import Membership, Team
@@ -22,6 +21,7 @@ from migrator.projects import actions
 from migrator.projects.constants import RunState, Trigger
 from migrator.projects.models import Project, Run, Stage
 from migrator.reports.build import build_report
+from migrator.reports.links import absolute_url
 from migrator.reports.markdown import export_markdown
 from worker.sources.gitsource import check_git_url
 
@@ -119,12 +119,8 @@ def choose_team(name: str) -> Team:
 
 
 def run_link(run: Run) -> str:
-    """Where the run's report opens in the dashboard (the run page where the reports app is not installed)."""
-    try:
-        path = reverse("reports:run", args=[run.pk])
-    except NoReverseMatch:
-        path = reverse("projects:run", args=[run.pk])
-    return str(django_settings.MIGRATOR_PUBLIC_URL).rstrip("/") + path
+    """Where the run's report opens in the dashboard."""
+    return absolute_url(reverse("reports:run", args=[run.pk]))
 
 
 def migrate_repo(
