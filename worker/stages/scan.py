@@ -69,8 +69,8 @@ def run(ctx: StageContext) -> StageResult:
         ctx.log(f"scan: dependencies: {python.get('dependencies_summary', '')}\n")
     ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
     artifact = ctx.workspace.artifacts / "scan.json"
-    full = {"inventory": inventory.to_dict(), "readiness": readiness.to_dict(), "project_kind": kind.to_dict(),
-            **python,
+    inventory_data, readiness_data, kind_data = inventory.to_dict(), readiness.to_dict(), kind.to_dict()
+    full = {"inventory": inventory_data, "readiness": readiness_data, "project_kind": kind_data, **python,
             "findings": [f.to_dict() for f in findings]}
     artifact.write_text(json.dumps(full, indent=1), encoding="utf-8")
     ctx.progress(3, 3)
@@ -85,14 +85,14 @@ def run(ctx: StageContext) -> StageResult:
     ctx.log(f"scan: {summary}\n")
     data: ScanData = {
         **python,
-        "inventory": inventory.to_dict(),
+        "inventory": inventory_data,
         "findings": [_compact(f) for f in findings[:FINDINGS_IN_DATA]],
         "findings_total": len(findings),
         "findings_truncated": len(findings) > FINDINGS_IN_DATA,
         "findings_by_severity": dict(Counter(f.severity for f in findings)),
         "findings_by_rule": dict(Counter(f.rule_id for f in findings).most_common()),
-        "readiness": readiness.to_dict(),
-        "project_kind": kind.to_dict(),
+        "readiness": readiness_data,
+        "project_kind": kind_data,
         "artifact": str(artifact.relative_to(ctx.workspace.root)),
     }
     return StageResult.passed(summary, **data)
