@@ -24,7 +24,8 @@ from migrator.projects.workspaces import workspace_for
 from tests.markers import requires_nvcc
 from worker.context import StageContext, StageResult
 from worker.project_settings import ProjectSettings
-from worker.stages.smoke import REFERENCE_ARTIFACT, REFERENCE_PENDING
+from worker.stages.smoke import REFERENCE_PENDING
+from worker.stages.smoke_presets import REFERENCE_ARTIFACT
 
 pytestmark = pytest.mark.django_db
 

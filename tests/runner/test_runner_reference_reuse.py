@@ -10,7 +10,7 @@ from tests.runner.logged_context import LoggedContext
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.runner.reference_reuse import reference_key
-from worker.stages import smoke
+from worker.stages import smoke, smoke_presets
 
 PRINT_SUM = "python3 -c \"print('sum = 42.0')\""
 PIN = "c" * 64
@@ -29,7 +29,7 @@ def _parent_reference(ctx: StageContext, command: str) -> None:
     key = reference_key(ProjectSettings.from_dict({"smoke_command": command}), PIN)
     execution = {"stdout": "sum = 42.0\n", "stderr": "", "exit_code": 0}
     payload = {"ok": True, "summary": "CUDA reference ran (0/0 checks) in 0.1 s", "run_id": 1, "key": key, "execution": execution}
-    (ctx.workspace.artifacts / smoke.REFERENCE_ARTIFACT).write_text(json.dumps(payload))
+    (ctx.workspace.artifacts / smoke_presets.REFERENCE_ARTIFACT).write_text(json.dumps(payload))
 
 
 @pytest.fixture(autouse=True)

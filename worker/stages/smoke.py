@@ -30,12 +30,11 @@ from worker.runner.gpus import probe
 from worker.runner.job import GpuRun, JobLimits, run_on_gpu
 from worker.runner.reference import build_cuda_reference
 from worker.runner.reference_reuse import decide_reuse, reference_key
-from worker.stages.smoke_presets import run_preset_reference, run_preset_stage
+from worker.stages.smoke_presets import REFERENCE_ARTIFACT, run_preset_reference, run_preset_stage, stored_reference
 from worker.toolchain.roots import ToolchainNotFound, select_root
 from worker.toolchain.sandbox import Sandbox
 
 SMOKE_ARTIFACT = "smoke.json"
-REFERENCE_ARTIFACT = "reference.json"
 REFERENCE_PENDING = "reference.pending"  # written when a CUDA reference run was sent to a cuda runner
 REFERENCE_POLL_S = 1.0
 REFERENCE_BUILD_DIR = "reference-build"  # under the workspace root, beside build/
@@ -94,25 +93,15 @@ def _write_artifact(ctx: StageContext, name: str, payload: dict[str, Any]) -> No
 
 
 def load_reference(ctx: StageContext) -> dict[str, Any] | None:
-    """The reference result usable for this run: the artifact (full output) first, else the previous
-    stage's data; a parent run's reference only when made for the same smoke command and build."""
-    found = _stored_reference(ctx)
+    """The reference result usable for this run (its artifact, full output); a parent run's reference only
+    when made for the same smoke command and build."""
+    found = stored_reference(ctx)
     decision = decide_reuse(found, reference_key(ctx.settings, source_pin(ctx)), ctx.run_id)
     if decision.note:
         ctx.log(f"{decision.note}\n")
     if not decision.usable:
         return {"ok": False, "summary": decision.note, "not_reused": True} if decision.note else None
     return {**found, "reuse_note": decision.note} if found and decision.note else found
-
-
-def _stored_reference(ctx: StageContext) -> dict[str, Any] | None:
-    """The reference run's artifact: the only place it is stored (it is not a stage of its own)."""
-    path = ctx.workspace.artifacts / REFERENCE_ARTIFACT
-    try:
-        loaded = json.loads(path.read_text()) if path.is_file() else None
-    except (OSError, json.JSONDecodeError):
-        return None
-    return loaded if isinstance(loaded, dict) else None
 
 
 def source_pin(ctx: StageContext) -> str:

@@ -35,15 +35,21 @@ def working_dir(ctx: StageContext) -> Path:
     return build if build.is_dir() else ctx.workspace.hip
 
 
-def preset_reference(ctx: StageContext, preset: str) -> dict[str, object] | None:
-    """The CUDA reference's preset result when its run used ``preset`` (a plain command's is not comparable)."""
+def stored_reference(ctx: StageContext) -> dict[str, Any] | None:
+    """The reference run's artifact: the only place it is stored (it is not a stage of its own)."""
     path = ctx.workspace.artifacts / REFERENCE_ARTIFACT
     try:
-        loaded: Any = json.loads(path.read_text()) if path.is_file() else None
+        loaded = json.loads(path.read_text()) if path.is_file() else None
     except (OSError, json.JSONDecodeError):
         return None
-    result = loaded.get("result") if isinstance(loaded, dict) and loaded.get("preset") == preset else None
-    if not isinstance(result, dict) or not loaded.get("passed"):
+    return loaded if isinstance(loaded, dict) else None
+
+
+def preset_reference(ctx: StageContext, preset: str) -> dict[str, object] | None:
+    """The CUDA reference's preset result when its run used ``preset`` (a plain command's is not comparable)."""
+    loaded = stored_reference(ctx)
+    result = loaded.get("result") if loaded is not None and loaded.get("preset") == preset else None
+    if not isinstance(result, dict) or loaded is None or not loaded.get("passed"):
         return None
     metrics = result.get("metrics")
     return metrics if preset == "train-steps" and isinstance(metrics, dict) else result
