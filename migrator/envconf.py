@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -93,3 +94,49 @@ def env_fake_gpus(mode: str, name: str = "MIGRATOR_FAKE_GPUS") -> str:
             "MIGRATOR_MODE=demo to run a demonstration whose GPU results are all labelled fake"
         )
     return value
+
+
+def redis_url_next_db(base: str, name: str = "MIGRATOR_CACHE_URL") -> str:
+    """``base`` (a redis:// URL) with the database number after its own: where the cache lives unless set.
+
+    One instance's broker and cache then follow its MIGRATOR_REDIS_URL, so two instances with different
+    bases never share a cache (and with it sign-in throttling)."""
+    parts = urlsplit(base)
+    if parts.scheme not in ("redis", "rediss", "unix"):
+        raise ImproperlyConfigured(f"MIGRATOR_REDIS_URL must be a redis:// URL, got {base!r}")
+    number = parts.path.strip("/") or "0"
+    if not number.isdigit():
+        raise ImproperlyConfigured(f"MIGRATOR_REDIS_URL: {number!r} is not a database number")
+    if int(number) >= 15:
+        raise ImproperlyConfigured(f"MIGRATOR_REDIS_URL uses database {number}; set {name} too (Redis has 0-15)")
+    return urlunsplit((parts.scheme, parts.netloc, f"/{int(number) + 1}", parts.query, parts.fragment))
+
+
+def split_bind(bind: str) -> tuple[str, int]:
+    """gunicorn's ``HOST:PORT`` (``[::1]:8000`` for IPv6) as (host, port)."""
+    host, _, port = bind.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        raise ImproperlyConfigured(f"MIGRATOR_BIND must be HOST:PORT such as 127.0.0.1:8000, got {bind!r}")
+    return host, int(port)
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def public_url_from_bind(bind: str) -> str:
+    """The dashboard's address when MIGRATOR_PUBLIC_URL is unset: where gunicorn listens (``localhost`` for a
+    loopback bind, this machine's name for a wildcard one)."""
+    host, port = split_bind(bind)
+    if is_loopback_host(host):
+        host = "localhost"
+    elif host in ("0.0.0.0", "::"):
+        host = socket.getfqdn()
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"

@@ -1,7 +1,6 @@
 """Django settings. Every deployment setting comes from the environment (see README, "Settings")."""
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -9,7 +8,19 @@ from urllib.parse import urlsplit
 import django_stubs_ext
 from kombu import Queue  # type: ignore[attr-defined]
 
-from migrator.envconf import env_bool, env_fake_gpus, env_https_urls, env_int, env_list, env_mode, env_networks, env_str
+from migrator.envconf import (
+    env_bool,
+    env_fake_gpus,
+    env_https_urls,
+    env_int,
+    env_list,
+    env_mode,
+    env_networks,
+    env_str,
+    is_loopback_host,
+    public_url_from_bind,
+    redis_url_next_db,
+)
 from migrator.localdb import database_credentials, database_engine
 
 # Lets generic Django classes take type arguments at run time (ModelAdmin[Run], ModelForm[...]), so the
@@ -39,29 +50,27 @@ def _local_secret_key() -> str:
 SECRET_KEY = env_str("MIGRATOR_SECRET_KEY", "") or _local_secret_key()
 ALLOWED_HOSTS = env_list("MIGRATOR_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("MIGRATOR_CSRF_TRUSTED_ORIGINS", [])
-# The dashboard's address as seen from outside (links in PR comments and commit statuses).
-MIGRATOR_PUBLIC_URL = env_str("MIGRATOR_PUBLIC_URL", "http://localhost:8000").rstrip("/")
+# Where gunicorn listens (./dev up and the Procfile use it).
+MIGRATOR_BIND = env_str("MIGRATOR_BIND", "127.0.0.1:8000")
+# The dashboard's address as seen from outside (links in reports, PR comments and commit statuses). Unset, it
+# follows MIGRATOR_BIND; behind a bind other than loopback, start-up warns that it should be set
+# (migrator/checks.py), since only the operator knows the name clients use.
+MIGRATOR_PUBLIC_URL_SET = bool(env_str("MIGRATOR_PUBLIC_URL", ""))
+MIGRATOR_PUBLIC_URL = (env_str("MIGRATOR_PUBLIC_URL", "") or public_url_from_bind(MIGRATOR_BIND)).rstrip("/")
 
 
 
 def _plain_http_on_loopback(url: str) -> bool:
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if parts.scheme != "http":
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return parts.scheme == "http" and is_loopback_host((parts.hostname or "").lower())
 
 
 # --- Deployment behind TLS ----------------------------------------------------------------
 # On unless the site is plain http on this machine (the development default); MIGRATOR_TLS says so
 # explicitly either way. On: session and CSRF cookies are sent over https only, and browsers are
 # told (HSTS) to use https for MIGRATOR_HSTS_SECONDS.
-MIGRATOR_TLS = env_bool("MIGRATOR_TLS", not _plain_http_on_loopback(MIGRATOR_PUBLIC_URL))
+# A public URL derived from the bind address (none set) is a development set-up: TLS stays off unless asked for.
+MIGRATOR_TLS = env_bool("MIGRATOR_TLS", MIGRATOR_PUBLIC_URL_SET and not _plain_http_on_loopback(MIGRATOR_PUBLIC_URL))
 SESSION_COOKIE_SECURE = MIGRATOR_TLS
 CSRF_COOKIE_SECURE = MIGRATOR_TLS
 SECURE_HSTS_SECONDS = env_int("MIGRATOR_HSTS_SECONDS", 365 * 24 * 3600 if MIGRATOR_TLS else 0, minimum=0)
@@ -231,6 +240,8 @@ MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
 # Stages an operator switched off (e.g. a web-only host); they are recorded as not available.
 MIGRATOR_DISABLED_STAGES = env_list("MIGRATOR_DISABLED_STAGES", [])
 
+# One Redis base for the instance: the broker uses it, the cache the database after it, unless each is set on
+# its own (MIGRATOR_BROKER_URL, MIGRATOR_CACHE_URL). A second instance on the same Redis needs only another base.
 REDIS_URL = env_str("MIGRATOR_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 # --- Celery -------------------------------------------------------------------------------
@@ -260,7 +271,7 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-CACHE_URL = env_str("MIGRATOR_CACHE_URL", "redis://127.0.0.1:6379/1")
+CACHE_URL = env_str("MIGRATOR_CACHE_URL", "") or redis_url_next_db(REDIS_URL)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "TIMEOUT": 3600},
     # Failed sign-in and token counts (shared by every web process, so limits hold across them).
