@@ -51,7 +51,7 @@ def send_stage(stage: Stage, queue: str) -> None:
 
 def _reference_wanted(stage: Stage) -> bool:
     try:
-        settings = ProjectSettings.from_dict(stage.run.project.settings)
+        settings = ProjectSettings.from_dict(stage.run.settings_used)
     except SettingsError:
         return False
     return orchestrator.wants_reference(stage, settings)

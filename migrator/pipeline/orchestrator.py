@@ -117,7 +117,7 @@ def advance(run_id: int, dispatch: Dispatcher) -> Stage | None:
         if load_stage_module(stage.name) is None:
             transitions.skip_stage(stage.pk, f"{stage.name}: {NOT_AVAILABLE}", {"not_available": True})
             continue
-        settings = ProjectSettings.stored_or_default(run.project.settings)
+        settings = ProjectSettings.stored_or_default(run.settings_used)
         if stage.task_id:
             return stage  # already handed out; a redelivery will pick it up
         dispatch(stage, queue_for(stage, settings))
@@ -170,7 +170,7 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
 
 def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] | None = None) -> StageContext:
     run = stage.run
-    settings = ProjectSettings.from_dict(run.project.settings)
+    settings = ProjectSettings.from_dict(run.settings_used)
     workspace = workspace_for(run.pk)
     if stage.name != "fetch" and not workspace.source.exists() and run.parent_id:
         _copy_parent_workspace(run, workspace, stage_log)

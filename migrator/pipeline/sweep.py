@@ -63,13 +63,13 @@ def _stale(now: datetime) -> QuerySet[Stage]:
 def _smoke_waiting_too_long(now: datetime) -> Iterable[Stage]:
     waiting = Stage.objects.filter(rocm_queues(), state=StageState.QUEUED, queued_at__isnull=False)
     for stage in waiting.select_related("run__project").order_by("queued_at")[:SWEEP_BATCH]:
-        limit = ProjectSettings.stored_or_default(stage.run.project.settings).smoke_wait_timeout_s
+        limit = ProjectSettings.stored_or_default(stage.run.settings_used).smoke_wait_timeout_s
         if stage.queued_at and stage.queued_at < now - timedelta(seconds=limit):
             yield stage
 
 
 def _skip_smoke_waiting(stage: Stage) -> Stage:
-    limit = ProjectSettings.stored_or_default(stage.run.project.settings).smoke_wait_timeout_s
+    limit = ProjectSettings.stored_or_default(stage.run.settings_used).smoke_wait_timeout_s
     reason = f"no ROCm runner with a suitable GPU came online within {limit} s"
     return transitions.skip_waiting_stage(stage, reason, {"no_runner": True})
 

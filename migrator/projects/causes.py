@@ -22,7 +22,7 @@ class RunCauses:
 
 def user_include_dirs(run: Run) -> tuple[str, ...]:
     try:
-        return ProjectSettings.from_dict(run.project.settings).include_dirs
+        return ProjectSettings.from_dict(run.settings_used).include_dirs
     except SettingsError:
         return ()
 

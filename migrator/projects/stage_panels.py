@@ -155,7 +155,7 @@ def compile_cause_context(run: Run, data: Mapping[str, object]) -> dict[str, obj
 
 def _offload_archs(run: Run) -> tuple[str, ...]:
     try:
-        return ProjectSettings.from_dict(run.project.settings).offload_archs
+        return ProjectSettings.from_dict(run.settings_used).offload_archs
     except SettingsError:
         return ()
 

@@ -13,6 +13,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from django.test import Client
+from django.urls import reverse
 
 from migrator.accounts.models import Team
 from migrator.pipeline import orchestrator
@@ -172,3 +174,18 @@ def test_the_smoke_stage_waits_for_a_pending_reference_then_goes_on(
     assert smoke_module.await_reference(ctx, poll_s=0.0) is False  # finished, but wrote no result
     assert len(ticks) == 3
 
+
+
+def test_a_settings_change_during_a_run_does_not_apply_to_it(
+    archive_project: Project, alice_client: Client
+) -> None:
+    archive_project.settings = {"offload_archs": ["gfx942"]}
+    archive_project.save()
+    run = _run(archive_project)
+    archive_project.settings = {"offload_archs": ["gfx1100"], "build_mode": "per_tu"}  # changed while it runs
+    archive_project.save()
+    stage = _stage(run, "compile")
+    ctx = orchestrator.build_context(stage, StageLog(stage.pk, run.pk))
+    assert ctx.settings.offload_archs == ("gfx942",) and ctx.settings.build_mode == "auto"
+    page = alice_client.get(reverse("projects:run", args=[run.pk])).content.decode()
+    assert "<code>offload_archs</code> = <code>[&#x27;gfx942&#x27;]</code>" in page
