@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from translator.literals import matching_paren, split_arguments
+from translator.options import parse_version
 
 MARK = "\x01"
 DATA_FILE = Path(__file__).resolve().parent / "data" / "hip_call_rewrites.json"
@@ -51,6 +52,12 @@ class CallTables:
 def _wanted(tables: CallTables, roc: bool, miopen: bool) -> frozenset[str]:
     return frozenset(name for name, variants in tables.casts.items() if (roc, miopen) in variants) | frozenset(
         tables.overloads)
+
+
+@functools.cache
+def hipify_hip_latest() -> tuple[int, ...]:
+    """The HIP version hipify-clang writes where a call gains a version argument (HIP_LATEST)."""
+    return parse_version(str(json.loads(DATA_FILE.read_text()).get("hipify_hip_latest", "")))
 
 
 @functools.cache

@@ -22,7 +22,6 @@ NOT_YET = {
     "samples/axpy.cu": "launches spelled through object-like macros (KERNEL_NAME_MACRO<<<...>>>)",
     "samples/half2_allocators.cu": "half2 member casts need the AST (reinterpret_cast<half&>)",
     "synthetic/libraries/cudnn2miopen_before_9000.cu": "cuDNN < 9 only: MIOpen RNN rewrites with argument moves",
-    "synthetic/runtime_functions_12000.cu": "hipGetProcAddress gets our target's version (604), HIPIFY's is 603",
 }
 
 
