@@ -155,6 +155,9 @@ def edit_arguments(arguments: list[str], casts: tuple[Cast, ...]) -> str:
             lead = raw[:len(raw) - len(raw.lstrip())]
             trail = raw[len(raw.rstrip()):]
             pieces.append(lead + ", ".join(items) + trail)
+    if pieces and arguments and 0 in replaced and replaced[0] is None and not before[0]:
+        first = arguments[0]  # the first argument went: the new first one takes its leading space
+        pieces[0] = first[:len(first) - len(first.lstrip())] + pieces[0].lstrip()
     if before[count]:
         tail = ", ".join(before[count])
         pieces = [*pieces[:-1], pieces[-1].rstrip() + ", " + tail] if pieces else [tail]

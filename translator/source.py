@@ -16,6 +16,7 @@ from translator import calls, conditionals, guards, launch, rewrites
 from translator.account import FileAccount, Finding
 from translator.includes import RUNTIME_HEADER, IncludeState, insert_runtime_include, rewrite_include
 from translator.localdefs import defined_names
+from translator.mapping import load_default
 from translator.options import TranslateOptions
 from translator.rules import CUDA_LIKE, Rule, RuleSet, Target, build_rules
 
@@ -32,6 +33,7 @@ CUB_SCOPE = re.compile(r"\s*::")
 STRUCT_TAGS = {"hipGraphicsResource": "_hipGraphicsResource"}
 STRUCT_BEFORE = re.compile(r"\bstruct\s+$")
 CUB_NAMESPACE = "hipcub"
+HOLD_REASON = "cublas-v1: HIP has only the v2 form (with a handle); include cublas_v2.h to translate it"
 # Device code needs hip/hip_runtime.h; a host file that uses the API alone gets hip/hip_runtime_api.h.
 DEVICE_CODE = re.compile(r"\b__(?:device|global|shared|constant|host)__\b|<<<")
 API_HEADER = "hip/hip_runtime_api.h"
@@ -75,6 +77,7 @@ class _Scan:
     cuda_like_seen: set[str] = field(default_factory=set)
     calls: list[str] = field(default_factory=list)  # CUDA names of marked calls, in text order
     handled: set[str] = field(default_factory=set)  # names translator.rewrites took care of: not reported
+    hold: frozenset[str] = frozenset()  # names left as written in this file, with ``hold_reason``
 
     def position(self, pos: int) -> tuple[int, int]:
         self.line += self.text.count("\n", self.line_cursor, pos)
@@ -93,6 +96,9 @@ class _Scan:
                 line, column = self.position(pos)
                 self.account.cuda_like.append(Finding(name=name, line=line, column=column,
                                                       reason="not-in-hipify-tables"))
+            return name
+        if name in self.hold:
+            self.report(name, pos, HOLD_REASON)
             return name
         if rule.cuda_status:
             line, column = self.position(pos)
@@ -124,7 +130,8 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
         keep = keep | defined_names(rewrites.without_replaced_definitions(text), _Interesting(ruleset.rules))
     port = rewrites.before(text, path, options, ruleset.rules)  # the same lines, CUDA still
     work = port.text
-    scan = _Scan(work, ruleset.rules, keep, account, options.max_unconverted_listed, target, handled=port.handled)
+    scan = _Scan(work, ruleset.rules, keep, account, options.max_unconverted_listed, target, handled=port.handled,
+                 hold=cublas_v1_names() if "cublas" in work and "cublas_v2.h" not in work else frozenset())
     includes = IncludeState(includer_dir=Path(path).parent if path else None, target=target)
     ggl = options.launch_style == "ggl" and launch.MARK not in work
     out = _rewrite(work, ruleset, scan, includes, ggl, options)
@@ -136,6 +143,13 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     account.changed = out != text
     account.status = "translated" if account.changed else "unchanged"
     return FileTranslation(text=out, account=account)
+
+
+@functools.cache
+def cublas_v1_names() -> frozenset[str]:
+    """cuBLAS names HIP supports in their v2 form only (HIPIFY's ``HIP_SUPPORTED_V2_ONLY``): without
+    ``cublas_v2.h`` a call is the v1 API (no handle argument) and stays, as hipify-clang leaves it."""
+    return frozenset(m.cuda for m in load_default().mappings() if m.flags and "HIP_SUPPORTED_V2_ONLY" in m.flags)
 
 
 def _account_rewrites(account: FileAccount, port: rewrites.RewriteContext) -> None:
@@ -248,7 +262,8 @@ def _finish(out: str, original: str, scan: _Scan, includes: IncludeState, ggl: b
         if edits:
             account.converted["call-arguments"] += edits
     if ggl:
-        out, failures = launch.convert_launches(out, launch.template_kernels(original))
+        templates = launch.template_kernels(original) | rewrites.template_name_macros(original)
+        out, failures = launch.convert_launches(out, templates)
         if failures:
             account.warnings.append(f"{failures} kernel launch(es) kept as <<<...>>> (could not parse)")
     cuda_file = path.endswith((".cu", ".cuh")) or "<<<" in original or "__global__" in original

@@ -13,17 +13,19 @@ from collections.abc import Callable
 
 from translator.includes import RUNTIME_HEADER, runtime_include_position
 from translator.options import TranslateOptions
-from translator.rewrites import devicecode, deviceptr, fixups, hostapi, inlineasm, tables, versions
+from translator.rewrites import devicecode, deviceptr, fixups, hostapi, inlineasm, macrolaunch, tables, versions
 from translator.rewrites.context import RewriteContext, RewriteNote
 from translator.rules import Rule
 
-__all__ = ["NOTE_ONLY", "RewriteContext", "RewriteNote", "after", "before", "without_replaced_definitions"]
+__all__ = ["NOTE_ONLY", "RewriteContext", "RewriteNote", "after", "before", "template_name_macros",
+           "without_replaced_definitions"]
 # Rules that only note (a tile size to check, the branch a version test selected); they change no text.
 NOTE_ONLY = frozenset({"cg-tile-wavefront", "cuda-version-condition"})
 
 Pass = Callable[[RewriteContext], None]
 BEFORE: tuple[tuple[tuple[str, ...], Pass], ...] = (
     (("<< ", "< <"), fixups.spaced_launch),
+    (("<<<",), macrolaunch.macro_launches),
     (("__grid_constant__",), devicecode.grid_constant),
     (("__ld", "__st"), devicecode.cache_hints),
     (("reduce", "thread_block_tile", "tiled_partition"), devicecode.cg_reduce),
@@ -43,6 +45,7 @@ AFTER: tuple[tuple[tuple[str, ...], Pass], ...] = (
     (("hiprtcCompileProgram",), fixups.hiprtc_options),
 )
 without_replaced_definitions = hostapi.without_replaced_definitions
+template_name_macros = macrolaunch.template_name_macros
 
 
 def before(text: str, path: str, options: TranslateOptions, rules: dict[str, Rule]) -> RewriteContext:
