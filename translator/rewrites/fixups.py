@@ -45,9 +45,9 @@ def extern_c_include(ctx: RewriteContext) -> None:
         if not inside:
             continue
         at = _block_start(ctx.text, block.start())
+        ctx.insert(at, "".join(line + "\n" for line in dict.fromkeys(inside)))
         ctx.note("extern-c-include", at, f"{inside[0]} also included before extern \"C\" {{: HIP's headers "
                  "hold C++ templates, which need C++ linkage")
-        ctx.insert(at, "".join(line + "\n" for line in dict.fromkeys(inside)))
 
 
 def _block_start(text: str, position: int) -> int:
@@ -88,10 +88,10 @@ def collapsed_overloads(ctx: RewriteContext, original: str) -> None:
         end = _body_end(ctx.text, position)
         if end is None:
             continue
-        ctx.note("collapsed-overload", position, f"{name}({', '.join(types)}) is defined twice after translation "
-                 "(two CUDA types became one HIP type): the first definition is kept, this one is under #if 0")
         ctx.insert(end, "\n#endif")
         ctx.insert(position, f"#if 0  // hip_port: same signature as the {name} above\n")
+        ctx.note("collapsed-overload", position, f"{name}({', '.join(types)}) is defined twice after translation "
+                 "(two CUDA types became one HIP type): the first definition is kept, this one is under #if 0")
 
 
 KEYWORDS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "catch"})
