@@ -158,3 +158,8 @@ LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
 OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 SOFTWARE.
 """
+
+
+def test_a_deviceptr_cast_to_a_typed_pointer_first_is_left_as_pointer_arithmetic() -> None:
+    source = "void f(CUdeviceptr c, int i) {\n  g((double *)c + i * 4, 1);\n}\n"
+    assert "g((double *)c + i * 4, 1);" in translate_source(source, "f.cpp").text

@@ -60,8 +60,8 @@ def _integers(text: str, pattern: re.Pattern[str]) -> str:
     for match in pattern.finditer(text):
         after = OPERATOR_AFTER.match(text, match.end())
         before = OPERATOR_BEFORE.search(text, 0, match.start())
-        if after is None and before is None:
-            continue
+        if (after is None and before is None) or text[:match.start()].rstrip().endswith(")"):
+            continue  # not arithmetic, or ``(T*)v``: converted to a pointer first, not used as an integer
         pieces.append(text[cursor:match.start()] + f"(uintptr_t){match.group()}")
         cursor = match.end()
     if not pieces:
@@ -76,8 +76,8 @@ def _call_arguments(text: str) -> str:
         if close is None:
             continue
         arguments = split_arguments(text[call.end():close])
-        changed = [f" (CUdeviceptr)({a.strip()})" if "(uintptr_t)" in a and not a.strip().startswith("(CUdeviceptr)")
+        changed = [a[:len(a) - len(a.lstrip())] + f"(CUdeviceptr)({a.strip()})" if "(uintptr_t)" in a and not a.strip().startswith("(CUdeviceptr)")
                    else a for a in arguments]
         if changed != arguments:
-            text = text[:call.end()] + ",".join(changed).lstrip() + text[close:]
+            text = text[:call.end()] + ",".join(changed) + text[close:]
     return text

@@ -14,8 +14,6 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from identify import identify
-
 from translator.rewrites import tables
 
 PORT_HEADER = "hip_port/cuda_port.h"
@@ -64,4 +62,6 @@ def _license_file(path: Path) -> str:
     tagged = SPDX.search(text)
     if tagged is not None:
         return tagged.group(1)
+    from identify import identify  # loaded only when a tree needs the header: the command line starts without it
+
     return identify.license_id(str(path)) or ""
