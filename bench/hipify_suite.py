@@ -5,7 +5,9 @@
 
 HIPIFY_DIR is a checkout (or ``git archive HEAD tests | tar -x``) of the ROCm/HIPIFY repository; its
 files are read, never copied here. Each test is run as HIPIFY's ``run_test.sh`` does: the file is
-translated with the test's hipify-clang options mapped to ours, every ``//`` comment is cut to ``// ``
+translated by our command line (``python -m translator``'s ``main``, in this process) given the test's
+own hipify-clang options, ``--header-layout hipify`` (hipify-clang's spelling) and ``--cuda-version``
+(the CUDA a test named ``x_11030_12000.cu`` is run with), every ``//`` comment is cut to ``// ``
 (``sed -E 's|//.+|// |g'``) so CHECK lines cannot match themselves, and FileCheck checks the result
 against the original file. FileCheck is LLVM's when one is on PATH (or $FILECHECK), else the
 ``filecheck`` package. With ``--perl`` the same is done with hipify-perl's output, side by side.
@@ -14,7 +16,6 @@ Prints passed/total, failures per category and regressions against hipify-perl.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import re
 import shlex
@@ -30,9 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from translator.hipify_compat import parse_flags, to_options  # noqa: E402
-from translator.options import TranslateOptions  # noqa: E402
-from translator.source import translate_source  # noqa: E402
+from translator.__main__ import main as translator_cli  # noqa: E402
 
 SUFFIXES = (".cu", ".cuh", ".cpp", ".c", ".hpp", ".h")
 EXCLUDED = frozenset({"cmdparser.hpp", "spatial_batch_norm_op.h", "common_cudnn.h", "inc.h"})  # lit.cfg's
@@ -46,7 +45,8 @@ class SuiteTest:
     path: Path
     name: str  # relative to tests/unit_tests
     category: str
-    arguments: tuple[str, ...]  # hipify-clang options, then clang options
+    arguments: tuple[str, ...]  # hipify-clang options
+    clang_arguments: tuple[str, ...] = ()  # after ``%clang_args``: given after ``--``, as run_test.sh does
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,8 @@ def unit_tests_dir(hipify_dir: Path) -> Path:
     return folder
 
 
-def run_arguments(text: str) -> tuple[str, ...] | None:
-    """The options of the RUN line: those after ``%hipify_args`` (count dropped) and after ``%clang_args``."""
+def run_arguments(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The options of the RUN line: (those after ``%hipify_args``, count dropped; those after ``%clang_args``)."""
     match = RUN_LINE.search(text)
     if match is None:
         return None
@@ -74,7 +74,10 @@ def run_arguments(text: str) -> tuple[str, ...] | None:
     after = words[words.index("%hipify_args") + 1:]
     if after and after[0].isdigit():
         after = after[1:]
-    return tuple(word for word in after if word != "%clang_args")
+    if "%clang_args" not in after:
+        return tuple(after), ()
+    split = after.index("%clang_args")
+    return tuple(after[:split]), tuple(after[split + 1:])
 
 
 def category(name: str) -> str:
@@ -95,14 +98,12 @@ def discover(hipify_dir: Path) -> list[SuiteTest]:
         arguments = run_arguments(path.read_text(errors="surrogateescape"))
         if arguments is not None:
             name = path.relative_to(folder).as_posix()
-            tests.append(SuiteTest(path=path, name=name, category=category(name), arguments=arguments))
+            tests.append(SuiteTest(path=path, name=name, category=category(name), arguments=arguments[0],
+                                   clang_arguments=arguments[1]))
     return tests
 
 
-# Where our defaults deliberately differ from hipify-clang, the suite runs with hipify-clang's choice:
-# HIPIFY's expectations use the flat library header paths of ROCm 5 (hipblas.h, not hipblas/hipblas.h),
-# and keep ``struct hipGraphicsResource`` (which does not compile; we write the struct tag).
-SUITE_BASE = TranslateOptions(library_header_folders=False, struct_tags=False)
+DEFAULT_CUDA = "12.0"  # what the command line assumes without --cuda-version
 
 
 VERSIONED_NAME = re.compile(r"_(before_)?(\d{4,5})(?:_\d{4,5})?(?:_[A-Za-z]\w*)?\.\w+$")
@@ -113,15 +114,24 @@ def cuda_version_for(name: str) -> str:
     and ``x_before_11000.cu`` only below 11; the rest run on the CUDA 12 we assume by default."""
     match = VERSIONED_NAME.search(name)
     if match is None:
-        return SUITE_BASE.assumed_cuda_version
+        return DEFAULT_CUDA
     number = int(match.group(2)) - (10 if match.group(1) else 0)
     return f"{number // 1000}.{number % 1000 // 10}"
 
 
+def cli_arguments(test: SuiteTest) -> list[str]:
+    """What a user types after ``python -m translator FILE -o OUT`` to run this test as HIPIFY does."""
+    return [*test.arguments, "--header-layout", "hipify", "--cuda-version", cuda_version_for(test.name),
+            "--", *test.clang_arguments]
+
+
 def translate_ours(test: SuiteTest) -> str:
-    options = to_options(parse_flags(list(test.arguments)), SUITE_BASE)
-    options = dataclasses.replace(options, assumed_cuda_version=cuda_version_for(test.name))
-    return translate_source(test.path.read_text(errors="surrogateescape"), str(test.path), options).text
+    with tempfile.TemporaryDirectory() as folder:
+        output = Path(folder) / test.path.name
+        status = translator_cli([str(test.path), "-o", str(output), "--no-cache", *cli_arguments(test)])
+        if status != 0:
+            raise RuntimeError(f"python -m translator exited with {status}")
+        return output.read_text(errors="surrogateescape")
 
 
 def perl_translator(perl_script: Path) -> Translate:

@@ -71,7 +71,7 @@ SUPPLEMENT = [
                                            "host_defines.h", "device_types.h")),
 ]
 ROW = re.compile(r"^\|`([^`]+)`\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|\s*(?:`([^`]*)`)?\s*\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|(?:\s*(?:`([^`]*)`)?\s*\|)?")
-MAP_ENTRY = re.compile(r'\{"([^"]+)",\s*\{"([^"]*)",\s*"([^"]*)",\s*(CONV_\w+),\s*(API_\w+)(?:,\s*[\w:]+)?(?:,\s*([A-Z_| ]+))?\}\}')
+MAP_ENTRY = re.compile(r'\{"([^"]+)",\s*\{"([^"]*)",\s*"([^"]*)",\s*(CONV_\w+),\s*(API_\w+)(?:,\s*[\w:]+)?(?:,\s*([A-Z0-9_| ]+))?\}\}')
 
 
 def git_show(git_dir: Path, path: str) -> str:
@@ -286,9 +286,12 @@ def main() -> None:
 def write_call_tables(git_dir: Path, commit: str, output: Path) -> None:
     """hipify-clang's argument rewrites and overloads (HipifyAction.cpp) as data."""
     source = git_show(git_dir, "src/HipifyAction.cpp")
+    latest = re.search(r"HIP_LATEST\s*=\s*HIP_(\d)(\d)(\d)0", git_show(git_dir, "src/Statistics.h"))
     document = {
         "provenance": {"source": "https://github.com/ROCm/HIPIFY (FuncArgCasts, FuncOverloads in src/HipifyAction.cpp)",
                        "commit": commit},
+        # the HIP version hipify-clang writes for {hip_version} (HIP_LATEST in src/Statistics.h)
+        "hipify_hip_latest": f"{latest.group(1)}.{int(latest.group(2) + latest.group(3))}" if latest else "",
         "argument_casts": argument_casts(source),
         "overloads": overloads(source),
     }

@@ -33,6 +33,12 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--target-hip-version", default="", help="HIP version to translate for (default 6.4)")
     parser.add_argument("--declared-names", type=Path, help="identifiers the target toolchain declares, one a line")
     parser.add_argument("--keep-strings", action="store_true", help="leave string literals untouched")
+    parser.add_argument("--header-layout", choices=("rocm", "hipify"), default="rocm",
+                        help="rocm (default): what ROCm 6+ builds (<hipblas/hipblas.h>, struct _hipGraphicsResource); "
+                             "hipify: hipify-clang's spelling (<hipblas.h>, struct hipGraphicsResource, HIPIFY's "
+                             "latest HIP as hipGetProcAddress's version), as HIPIFY's own tests expect")
+    parser.add_argument("--cuda-version", default="", help="the CUDA version the code is built against, for "
+                        "#if CUDART_VERSION tests (default 12.0; hipify-clang takes it from its CUDA installation)")
     parser.add_argument("--account", type=Path, help="write the full JSON account here")
     parser.add_argument("--print-stats", action="store_true", help="print the account summary to stderr")
     parser.add_argument("--no-cache", action="store_true", help="do not keep built rule tables on disk")
@@ -56,7 +62,10 @@ def build_options(args: argparse.Namespace, clang: list[str]) -> TranslateOption
         rename_cu_to_hip=args.rename_cu_to_hip, target_hip_version=args.target_hip_version,
         exclude_globs=tuple(args.exclude) if args.exclude is not None else DEFAULT_EXCLUDES,
         translate_strings=not args.keep_strings, declared_names=_declared(args.declared_names),
+        hipify_spelling=args.header_layout == "hipify",
     )
+    if args.cuda_version:
+        base = dataclasses.replace(base, assumed_cuda_version=args.cuda_version)
     options = to_options(flags, base)
     if args.launch_style is not None:
         options = dataclasses.replace(options, launch_style=args.launch_style)

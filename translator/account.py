@@ -13,6 +13,15 @@ class Finding(TypedDict):
     reason: str  # unsupported, newer-than-target, removed-in-hip, not-in-hipify-tables / deprecated, removed
 
 
+class RewriteNote(TypedDict):
+    """One rewrite of ``translator.rewrites``, as the account and the review page's margin show it."""
+
+    rule: str  # the rule id, e.g. "cache-hint-streaming"
+    side: str  # "left": a line of the original file; "right": of the translated one (fixes after the scan)
+    line: int
+    message: str  # what changed and why
+
+
 class AccountTotals(TypedDict):
     """A tree's totals, as the account JSON and the hipify stage's data carry them."""
 
@@ -26,6 +35,7 @@ class AccountTotals(TypedDict):
     deprecated_total: int
     cuda_like_total: int
     warnings_total: int
+    rewrites: dict[str, int]  # rule id -> rewrites and notes of translator.rewrites
 
 
 class TreeAccountData(TypedDict):
@@ -38,6 +48,7 @@ class TreeAccountData(TypedDict):
     renames: dict[str, str]  # original -> translated path
     warnings: list[str]
     files: list[dict[str, object]]  # ``FileAccount.to_dict()`` entries
+    port_header: str  # tree-relative path of the helper header the rewrites wrote ("" when none)
 
 
 @dataclass
@@ -53,6 +64,8 @@ class FileAccount:
     cuda_like: list[Finding] = field(default_factory=list)
     renamed_to: str = ""
     status: str = "translated"  # translated, unchanged, copied, skipped, failed
+    rewrites: list[RewriteNote] = field(default_factory=list)  # translator.rewrites: rule, line, why
+    port_sections: list[str] = field(default_factory=list)  # hip_port/cuda_port.h sections the file needs
 
     @property
     def converted_total(self) -> int:
@@ -74,7 +87,7 @@ def _interesting(entry: FileAccount) -> bool:
     """Worth a row in the compact stage data: changed, skipped, failed, or with findings."""
     if entry.status in ("translated", "skipped", "failed"):
         return True
-    return bool(entry.unconverted or entry.deprecated or entry.warnings)
+    return bool(entry.unconverted or entry.deprecated or entry.warnings or entry.rewrites)
 
 
 @dataclass
@@ -85,6 +98,7 @@ class TreeAccount:
     files: list[FileAccount] = field(default_factory=list)
     renames: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    port_header: str = ""
 
     def totals(self) -> AccountTotals:
         converted: Counter[str] = Counter()
@@ -93,6 +107,7 @@ class TreeAccount:
             converted.update(item.converted)
             statuses[item.status] += 1
         unconverted = Counter(f["name"] for item in self.files for f in item.unconverted)
+        rewrites = Counter(note["rule"] for item in self.files for note in item.rewrites)
         return AccountTotals(
             files=len(self.files),
             by_status=dict(sorted(statuses.items())),
@@ -104,6 +119,7 @@ class TreeAccount:
             deprecated_total=sum(len(f.deprecated) for f in self.files),
             cuda_like_total=sum(len(f.cuda_like) for f in self.files),
             warnings_total=sum(len(f.warnings) for f in self.files) + len(self.warnings),
+            rewrites=dict(sorted(rewrites.items())),
         )
 
     def to_dict(self, max_findings: int | None = None, only_interesting: bool = False) -> TreeAccountData:
@@ -116,4 +132,5 @@ class TreeAccount:
             renames=dict(self.renames),
             warnings=list(self.warnings),
             files=[f.to_dict(max_findings) for f in files],
+            port_header=self.port_header,
         )

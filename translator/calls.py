@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from translator.literals import matching_paren, split_arguments
+from translator.options import parse_version
 
 MARK = "\x01"
 DATA_FILE = Path(__file__).resolve().parent / "data" / "hip_call_rewrites.json"
@@ -51,6 +52,12 @@ class CallTables:
 def _wanted(tables: CallTables, roc: bool, miopen: bool) -> frozenset[str]:
     return frozenset(name for name, variants in tables.casts.items() if (roc, miopen) in variants) | frozenset(
         tables.overloads)
+
+
+@functools.cache
+def hipify_hip_latest() -> tuple[int, ...]:
+    """The HIP version hipify-clang writes where a call gains a version argument (HIP_LATEST)."""
+    return parse_version(str(json.loads(DATA_FILE.read_text()).get("hipify_hip_latest", "")))
 
 
 @functools.cache
@@ -148,6 +155,9 @@ def edit_arguments(arguments: list[str], casts: tuple[Cast, ...]) -> str:
             lead = raw[:len(raw) - len(raw.lstrip())]
             trail = raw[len(raw.rstrip()):]
             pieces.append(lead + ", ".join(items) + trail)
+    if pieces and arguments and 0 in replaced and replaced[0] is None and not before[0]:
+        first = arguments[0]  # the first argument went: the new first one takes its leading space
+        pieces[0] = first[:len(first) - len(first.lstrip())] + pieces[0].lstrip()
     if before[count]:
         tail = ", ".join(before[count])
         pieces = [*pieces[:-1], pieces[-1].rstrip() + ", " + tail] if pieces else [tail]

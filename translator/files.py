@@ -5,13 +5,17 @@ import sys
 from pathlib import Path
 
 from translator.options import TranslateOptions
+from translator.rewrites.port import PORT_HEADER, project_license, render
 from translator.source import translate_source
 
 
 def translate_files(paths: list[Path], options: TranslateOptions, output: Path | None = None,
                     out_dir: Path | None = None) -> list[dict[str, object]]:
-    """Write each translation to ``output`` (one file), into ``out_dir``, or to stdout; return the accounts."""
+    """Write each translation to ``output`` (one file), into ``out_dir``, or to stdout; return the accounts.
+
+    A file the rewrites need ``hip_port/cuda_port.h`` for gets it written next to its output."""
     accounts: list[dict[str, object]] = []
+    sections: set[str] = set()
     for path in paths:
         result = translate_source(path.read_text(errors="surrogateescape"), str(path), options)
         if out_dir is not None:
@@ -22,4 +26,9 @@ def translate_files(paths: list[Path], options: TranslateOptions, output: Path |
         else:
             sys.stdout.write(result.text)
         accounts.append(result.account.to_dict())
+        sections.update(result.account.port_sections)
+    folder = out_dir or (output.parent if output is not None else None)
+    if sections and folder is not None:
+        (folder / PORT_HEADER).parent.mkdir(parents=True, exist_ok=True)
+        (folder / PORT_HEADER).write_text(render(sections, *project_license(paths[0].parent, paths)))
     return accounts

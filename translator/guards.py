@@ -33,11 +33,15 @@ INCLUDE_GUARDS = {
     "CU_COMPLEX_H_": "HIP_INCLUDE_HIP_HIP_COMPLEX_H",
     "CURAND_H_": "HIPRAND_H_",
     "CURAND_KERNEL_H_": "HIPRAND_KERNEL_H_",
+    # the libraries' guards that helper_cuda.h tests to compile its per-library overloads
+    "CUBLAS_API_H_": "HIPBLAS_H", "CUBLAS_V2_H_": "HIPBLAS_H", "CUBLAS_H_": "HIPBLAS_H",
+    "_CUFFT_H_": "HIPFFT_H_", "CUSOLVER_COMMON_H_": "HIPSOLVER_H", "CUSOLVERDN_H_": "HIPSOLVER_H",
+    "CUSPARSE_H_": "HIPSPARSE_H", "CUSPARSEAPI": "HIPSPARSE_H",
 }
 COMPILER_MACROS = {"__NVCC__": "__HIPCC__", "__CUDACC__": "__HIPCC__", "__CUDA_ARCH__": "__HIP_DEVICE_COMPILE__"}
 DIRECTIVE = re.compile(r"^([ \t]*#[ \t]*)(ifdef|ifndef|if|elif)\b(.*)$", re.DOTALL)
 TERM = re.compile(r"defined\s*\(\s*(\w+)\s*\)|defined\s+(\w+)|\b([A-Za-z_]\w*)\b")
-GUARDED_NAMES = re.compile(r"CUDA|cuda|NVCC|COMPLEX|TYPES_H|DESCRIPTOR_H|CURAND")
+GUARDED_NAMES = re.compile(r"CUDA|cuda|NVCC|COMPLEX|TYPES_H|DESCRIPTOR_H|CURAND|CUBLAS|CUFFT|CUSOLVER|CUSPARSE")
 
 
 @functools.lru_cache(maxsize=8)

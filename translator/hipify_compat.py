@@ -80,7 +80,7 @@ def to_options(flags: HipifyClangFlags, base: TranslateOptions | None = None) ->
 # Our long options and hipify-clang's, which hipify-clang (LLVM's parser) also accepts with one dash.
 LONG_OPTIONS = frozenset({*FLAG_NAMES, "print-stats", "o-dir", "output", "launch-style", "roc-libraries",
                           "rename-cu-to-hip", "exclude", "target-hip-version", "declared-names", "keep-strings",
-                          "account", "no-cache"})
+                          "account", "no-cache", "header-layout", "cuda-version"})
 # hipify-clang options that only concern its own clang run or its logging: accepted, ignored.
 IGNORED_OPTIONS = frozenset({"cuda-path", "clang-resource-directory", "temp-dir", "save-temps", "v",
                              "no-backup", "cuda-gpu-arch", "p", "no-undocumented-features",

@@ -124,11 +124,12 @@ def _include_guard(text: str, directives: list[re.Match[str]]) -> int | None:
     return first.end(3)
 
 
-def insert_runtime_include(text: str) -> str:
+def insert_runtime_include(text: str, header: str = RUNTIME_HEADER) -> str:
     position = runtime_include_position(text)
+    line = f"#include <{header}>"
     if _at_line_start(text, position):
-        return text[:position] + RUNTIME_INCLUDE + "\n" + text[position:]
-    return text[:position] + "\n" + RUNTIME_INCLUDE + text[position:]
+        return text[:position] + line + "\n" + text[position:]
+    return text[:position] + "\n" + line + text[position:]
 
 
 def _at_line_start(text: str, position: int) -> bool:

@@ -32,6 +32,10 @@ class TranslateOptions:
     skip_excluded_blocks: leave ``#if`` branches that are not taken untouched (``defines`` are set).
     keep_names: CUDA names the project defines itself; they are left alone in this file.
     exclude_globs: files copied untouched, with ``.gitignore`` rules (``translator/globs.py``).
+    hipify_spelling: write what hipify-clang writes where our default is the one ROCm 6+ builds: flat library
+        headers (``<hipblas.h>``), ``struct hipGraphicsResource``, and HIPIFY's own latest HIP in the version
+        arguments it adds (``hipGetProcAddress(..., 603, ...)`` at the recorded HIPIFY commit).
+    port_header: the include path of ``hip_port/cuda_port.h`` from this file (``translate_tree`` sets it).
     """
 
     launch_style: Literal["chevron", "ggl"] = "chevron"
@@ -52,6 +56,8 @@ class TranslateOptions:
     keep_names: frozenset[str] = field(default_factory=frozenset)
     detect_local_definitions: bool = True  # translate_tree turns it off: its pre-pass follows the include graph
     max_unconverted_listed: int = 1000
+    port_header: str = "hip_port/cuda_port.h"  # how this file includes the rewrites' helper header
+    hipify_spelling: bool = False  # --header-layout hipify: spell what is written as hipify-clang does
 
     def resolved_hip_version(self) -> tuple[int, ...]:
         return parse_version(self.target_hip_version or DEFAULT_HIP_VERSION)

@@ -36,7 +36,7 @@ class Target:
     @classmethod
     def of(cls, options: TranslateOptions) -> Target:
         version = options.resolved_hip_version()
-        folders = options.library_header_folders
+        folders = False if options.hipify_spelling else options.library_header_folders
         return cls(roc=options.roc_libraries, miopen=options.miopen, hip_version=version,
                    experimental=options.experimental, declared=options.declared_names,
                    header_folders=version >= (6,) if folders is None else folders,

@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from translator import calls, conditionals, guards, launch
+from translator import calls, conditionals, guards, launch, rewrites
 from translator.account import FileAccount, Finding
 from translator.includes import RUNTIME_HEADER, IncludeState, insert_runtime_include, rewrite_include
 from translator.localdefs import defined_names
+from translator.mapping import load_default
 from translator.options import TranslateOptions
 from translator.rules import CUDA_LIKE, Rule, RuleSet, Target, build_rules
 
@@ -32,6 +33,11 @@ CUB_SCOPE = re.compile(r"\s*::")
 STRUCT_TAGS = {"hipGraphicsResource": "_hipGraphicsResource"}
 STRUCT_BEFORE = re.compile(r"\bstruct\s+$")
 CUB_NAMESPACE = "hipcub"
+HOLD_REASON = "cublas-v1: HIP has only the v2 form (with a handle); include cublas_v2.h to translate it"
+# Device code needs hip/hip_runtime.h; a host file that uses the API alone gets hip/hip_runtime_api.h.
+DEVICE_CODE = re.compile(r"\b__(?:device|global|shared|constant|host)__\b|<<<")
+API_HEADER = "hip/hip_runtime_api.h"
+PLAIN_HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inl", ".H")
 
 
 @dataclass
@@ -70,6 +76,8 @@ class _Scan:
     kept: set[str] = field(default_factory=set)
     cuda_like_seen: set[str] = field(default_factory=set)
     calls: list[str] = field(default_factory=list)  # CUDA names of marked calls, in text order
+    handled: set[str] = field(default_factory=set)  # names translator.rewrites took care of: not reported
+    hold: frozenset[str] = frozenset()  # names left as written in this file, with ``hold_reason``
 
     def position(self, pos: int) -> tuple[int, int]:
         self.line += self.text.count("\n", self.line_cursor, pos)
@@ -89,12 +97,16 @@ class _Scan:
                 self.account.cuda_like.append(Finding(name=name, line=line, column=column,
                                                       reason="not-in-hipify-tables"))
             return name
+        if name in self.hold:
+            self.report(name, pos, HOLD_REASON)
+            return name
         if rule.cuda_status:
             line, column = self.position(pos)
             self.account.deprecated.append(Finding(name=name, line=line, column=column,
                                                    reason=f"{rule.cuda_status} in CUDA {rule.cuda_since}".strip()))
         if rule.replacement is None:
-            self.report(name, pos, rule.reason)
+            if name not in self.handled:
+                self.report(name, pos, rule.reason)
             return name
         if rule.replacement != name:
             self.account.converted[rule.family] += 1
@@ -115,16 +127,41 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     account = FileAccount(path=path)
     keep: set[str] | frozenset[str] = options.keep_names
     if options.detect_local_definitions:
-        keep = keep | defined_names(text, _Interesting(ruleset.rules))
-    scan = _Scan(text, ruleset.rules, keep, account, options.max_unconverted_listed, target)
+        keep = keep | defined_names(rewrites.without_replaced_definitions(text), _Interesting(ruleset.rules))
+    port = rewrites.before(text, path, options, ruleset.rules)  # the same lines, CUDA still
+    work = port.text
+    scan = _Scan(work, ruleset.rules, keep, account, options.max_unconverted_listed, target, handled=port.handled,
+                 hold=cublas_v1_names() if "cublas" in work and "cublas_v2.h" not in work else frozenset())
     includes = IncludeState(includer_dir=Path(path).parent if path else None, target=target)
-    ggl = options.launch_style == "ggl" and launch.MARK not in text
-    out = _rewrite(text, ruleset, scan, includes, ggl, options)
-    out = _finish(out, text, scan, includes, ggl, path)
+    ggl = options.launch_style == "ggl" and launch.MARK not in work
+    out = _rewrite(work, ruleset, scan, includes, ggl, options)
+    version = calls.hipify_hip_latest() if options.hipify_spelling else target.hip_version
+    out = _finish(out, work, scan, includes, ggl, path, version)
+    out = rewrites.after(out, text, port)
+    _account_rewrites(account, port)
     account.kept_local = sorted(scan.kept)
     account.changed = out != text
     account.status = "translated" if account.changed else "unchanged"
     return FileTranslation(text=out, account=account)
+
+
+@functools.cache
+def cublas_v1_names() -> frozenset[str]:
+    """cuBLAS names HIP supports in their v2 form only (HIPIFY's ``HIP_SUPPORTED_V2_ONLY``): without
+    ``cublas_v2.h`` a call is the v1 API (no handle argument) and stays, as hipify-clang leaves it."""
+    return frozenset(m.cuda for m in load_default().mappings() if m.flags and "HIP_SUPPORTED_V2_ONLY" in m.flags)
+
+
+def _account_rewrites(account: FileAccount, port: rewrites.RewriteContext) -> None:
+    account.rewrites = port.notes
+    account.port_sections = sorted(port.sections)
+    account.unconverted.extend(port.unconverted)
+    if port.disabled:  # names in a branch a version test no longer compiles are not left to port
+        account.unconverted = [f for f in account.unconverted if not port.is_disabled(f["line"])]
+    account.unconverted.sort(key=lambda finding: (finding["line"], finding["column"]))
+    changed = sum(1 for note in port.notes if note["rule"] not in rewrites.NOTE_ONLY)
+    if changed:
+        account.converted["rewrite"] += changed
 
 
 def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
@@ -144,7 +181,8 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             continue
         token = text[start:end]
         if kind == "ident":
-            new = _identifier(text, token, start, end, scan, call_names, options.struct_tags)
+            new = _identifier(text, token, start, end, scan, call_names,
+                              options.struct_tags and not options.hipify_spelling)
         elif kind == "string":
             if not options.translate_strings or ("cu" not in token and "CU" not in token):
                 continue
@@ -209,7 +247,8 @@ def _condition(token: str, start: int, scan: _Scan, versions: dict[str, str]) ->
     return guards.rewrite_condition(token, versions, lambda name: scan.identifier(name, start))
 
 
-def _finish(out: str, original: str, scan: _Scan, includes: IncludeState, ggl: bool, path: str) -> str:
+def _finish(out: str, original: str, scan: _Scan, includes: IncludeState, ggl: bool, path: str,
+            call_version: tuple[int, ...]) -> str:
     account = scan.account
     account.converted["header"] += includes.converted
     if not account.converted["header"]:
@@ -219,15 +258,18 @@ def _finish(out: str, original: str, scan: _Scan, includes: IncludeState, ggl: b
     for name in includes.kept_local:
         account.warnings.append(f'"{name}" is the project\'s own header; left as is')
     if scan.calls:
-        out, edits = calls.rewrite_calls(out, scan.calls, scan.target.roc, scan.target.miopen,
-                                         scan.target.hip_version)
+        out, edits = calls.rewrite_calls(out, scan.calls, scan.target.roc, scan.target.miopen, call_version)
         if edits:
             account.converted["call-arguments"] += edits
     if ggl:
-        out, failures = launch.convert_launches(out, launch.template_kernels(original))
+        templates = launch.template_kernels(original) | rewrites.template_name_macros(original)
+        out, failures = launch.convert_launches(out, templates)
         if failures:
             account.warnings.append(f"{failures} kernel launch(es) kept as <<<...>>> (could not parse)")
     cuda_file = path.endswith((".cu", ".cuh")) or "<<<" in original or "__global__" in original
     if (cuda_file or account.converted) and RUNTIME_HEADER not in includes.emitted and out:
-        out = insert_runtime_include(out)
+        if cuda_file or not path.endswith(PLAIN_HEADERS) or DEVICE_CODE.search(original) is not None:
+            out = insert_runtime_include(out)
+        elif not includes.emitted:  # a host header a plain C++ compiler may also build: the API header is enough
+            out = insert_runtime_include(out, API_HEADER)
     return out

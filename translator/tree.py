@@ -17,6 +17,8 @@ from translator.globs import is_excluded
 from translator.includegraph import IncludeGraph, included_names
 from translator.localdefs import defined_names
 from translator.options import TranslateOptions
+from translator.rewrites import without_replaced_definitions
+from translator.rewrites.port import PORT_HEADER, project_license, render
 from translator.rules import Target, build_rules
 from translator.source import _Interesting, translate_source
 
@@ -55,7 +57,7 @@ def project_definitions(files: list[Path], src: Path, options: TranslateOptions)
             text = read_text(path)[0]
             includes[relative] = included_names(text)
             if not is_excluded(relative, options.exclude_globs):
-                defined[relative] = defined_names(text, interesting)
+                defined[relative] = defined_names(without_replaced_definitions(text), interesting)
     graph = IncludeGraph(includes)
     visible: dict[str, frozenset[str]] = {}
     for relative in includes:
@@ -81,14 +83,32 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
     for index, path in enumerate(files, start=1):
         if is_cancelled is not None and is_cancelled():
             break
-        names = keep.get(path.relative_to(src).as_posix(), options.keep_names)
-        entry = _one_file(path, src, dst, dataclasses.replace(base, keep_names=names), tree)
+        relative = path.relative_to(src).as_posix()
+        names = keep.get(relative, options.keep_names)
+        port = os.path.relpath(PORT_HEADER, os.path.dirname(relative) or ".")
+        entry = _one_file(path, src, dst, dataclasses.replace(base, keep_names=names, port_header=port), tree)
         tree.files.append(entry)
         if log is not None and entry.status != "copied":
             log(_log_line(entry))
         if progress is not None:
             progress(index, len(files))
+    write_port_header(src, dst, files, tree)
     return tree
+
+
+def write_port_header(src: Path, dst: Path, files: list[Path], tree: TreeAccount) -> None:
+    """Write ``hip_port/cuda_port.h`` with the sections the translated files asked for (none: no file)."""
+    sections = {name for entry in tree.files for name in entry.port_sections}
+    if not sections:
+        return
+    target = dst / PORT_HEADER
+    if target.exists() or target.is_symlink():
+        tree.warnings.append(f"{PORT_HEADER} of the project was replaced by the rewrites' helper header")
+        target.unlink()
+    license_id, origin = project_license(src, [p for p in files if p.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render(sections, license_id, origin))
+    tree.port_header = PORT_HEADER
 
 
 def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree: TreeAccount) -> FileAccount:

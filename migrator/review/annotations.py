@@ -2,6 +2,9 @@
 
 - Unconverted CUDA identifiers (hipify account): on the original (left) side, at the line
   the translator found them; reason "unsupported", "newer-than-target", ...
+- Rewrites of constructs without a one-to-one HIP counterpart (``translator.rewrites``): with their
+  rule id, on the side the account names (the original's line, or the translated one's for fixes made
+  after the scan).
 - Build-file fixes the hipify stage applied: on the translated (right) side, with their rule.
 - Compile diagnostics: on the translated (right) side, at the compiler's line.
 
@@ -18,6 +21,7 @@ from migrator.review.tree import FilePair, ReviewTree
 KIND_UNCONVERTED = "unconverted"
 KIND_DEPRECATED = "deprecated"
 KIND_FIX = "fix"
+KIND_REWRITE = "rewrite"
 KIND_DIAGNOSTIC = "diagnostic"
 
 
@@ -41,6 +45,11 @@ def translation_notes(entries: list[JsonDict], original_path: str) -> list[Annot
     notes += [
         _note("left", f.get("line"), KIND_DEPRECATED, "note", f"{f.get('name', '?')}: {f.get('reason', 'deprecated')}")
         for f in _findings(entry.get("deprecated"))
+    ]
+    notes += [
+        _note("right" if f.get("side") == "right" else "left", f.get("line"), KIND_REWRITE, "info",
+              f"rewrite [{f.get('rule', '?')}]: {f.get('message', '')}")
+        for f in _findings(entry.get("rewrites"))
     ]
     return notes
 

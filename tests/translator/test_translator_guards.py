@@ -76,7 +76,8 @@ def test_it_evaluates_version_tests_against_the_assumed_cuda_version() -> None:
 def test_every_hip_guard_it_emits_is_defined_by_the_toolchain_hip() -> None:
     include = include_dir()
     defined = set()
-    headers = [*(include / "hip").rglob("*.h"), *(include / "hiprand").rglob("*.h")]
+    headers = [header for folder in ("hip", "hiprand", "hipblas", "hipfft", "hipsolver", "hipsparse")
+               for header in (include / folder).rglob("*.h")]
     for header in headers:
         defined.update(re.findall(r"^#define\s+(\w+)", header.read_text(errors="replace"), re.MULTILINE))
     assert set(INCLUDE_GUARDS.values()) <= defined

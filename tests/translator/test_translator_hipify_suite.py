@@ -15,14 +15,9 @@ from bench.hipify_suite import SuiteTest, check, discover, filecheck_command, tr
 
 HIPIFY_DIR = os.environ.get("HIPIFY_DIR")
 NOT_YET = {
-    "kernel_launch/kernel_launch_01.cu": "a launch inside a function-like macro's body is rewritten at its use",
     "libraries/CAFFE2/caffe2_01.cu": "Caffe2 include and operator maps are not in our tables",
     "libraries/CAFFE2/caffe2_02.cu": "Caffe2 include and operator maps are not in our tables",
-    "libraries/cuBLAS/cublas_v1.cu": "v1-only cuBLAS calls stay without cublas_v2.h (HIP_SUPPORTED_V2_ONLY)",
-    "samples/axpy.cu": "launches spelled through object-like macros (KERNEL_NAME_MACRO<<<...>>>)",
     "samples/half2_allocators.cu": "half2 member casts need the AST (reinterpret_cast<half&>)",
-    "synthetic/libraries/cudnn2miopen_before_9000.cu": "cuDNN < 9 only: MIOpen RNN rewrites with argument moves",
-    "synthetic/runtime_functions_12000.cu": "hipGetProcAddress gets our target's version (604), HIPIFY's is 603",
 }
 
 
