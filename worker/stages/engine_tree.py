@@ -33,6 +33,8 @@ def engine_sandbox(ctx: StageContext, root: ToolchainRoot, tools: Mapping[str, P
     if output.exists() or output.is_symlink():
         _remove(output)
     output.mkdir()
+    if not ctx.workspace.hip.exists():  # bound read-only below, so the engine cannot make it for us
+        ctx.workspace.hip.mkdir()
     read_only = sorted(entry.name for entry in workspace.iterdir()
                        if entry.name not in (OUTPUT_DIR, ".home") and entry.is_dir() and not entry.is_symlink())
     return Sandbox(root, workspace, read_only=read_only, tools=tools), output
