@@ -56,11 +56,6 @@ def hipify_package() -> Path | None:
     return folder if (folder / "hipify_python.py").is_file() and (folder / "__init__.py").is_file() else None
 
 
-def unavailable_reason() -> str:
-    """Empty when the worker has a ``torch.utils.hipify`` to hand to the sandbox; else what is missing."""
-    return "" if hipify_package() is not None else f"PyTorch is not installed; {INSTALL_HINT}"
-
-
 def parse_answer(text: str, jobs: int) -> list[list[HipifiedFile]]:
     """The engine's answer (one list per directory asked for), checked field by field: it is hostile data."""
     try:
