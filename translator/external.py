@@ -1,16 +1,17 @@
-"""Run AMD's hipify-perl / hipify-clang instead of the builtin engine and parse its statistics.
+"""AMD's hipify-perl / hipify-clang as the engine instead of the builtin one: their command line and statistics.
 
-Both print, per file, ``[HIPIFY] info: file 'F' statistics:`` followed by counts, a
-``CONVERTED refs by type:`` (clang) or ``CONVERTED refs by names:`` (perl) block, and
-warnings ``F:LINE: warning: unsupported HIP identifier: NAME`` (perl) or clang diagnostics
-``F:LINE:COL: warning: ... 'NAME' is unsupported``. They become the builtin account shape.
+They read user files, so they run only in the sandbox over the toolchain root (``worker/stages/hipify.py``),
+never from the host's PATH; this module only builds the command and reads what it printed. Never
+``-inplace``: hipify-perl then copies the file with ``system("cp $fileName ...")``, a shell over the name.
+
+Both print, per file, ``[HIPIFY] info: file 'F' statistics:`` followed by counts, a ``CONVERTED refs by
+type:`` (clang) or ``CONVERTED refs by names:`` (perl) block, and warnings ``F:LINE: warning: unsupported
+HIP identifier: NAME`` (perl) or clang diagnostics ``F:LINE:COL: warning: ... 'NAME' is unsupported``.
+They become the builtin account shape.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 from translator.account import FileAccount, Finding
@@ -25,34 +26,11 @@ LEFTOVER = re.compile(r"^\s*warning: (?P<file>[^:\n]+):#(?P<line>\d+) : (?P<msg>
 NAME_IN_MSG = re.compile(r"['\"](\w+)['\"]|identifier: (\w+)")
 
 
-def find_engine(name: str) -> Path | None:
-    """The engine on PATH or under $ROCM_PATH/bin (default /opt/rocm/bin)."""
-    found = shutil.which(name)
-    if found:
-        return Path(found)
-    candidate = Path(os.environ.get("ROCM_PATH", "/opt/rocm")) / "bin" / name
-    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
-
-
 def engine_command(engine: Path, source: Path, output: Path) -> list[str]:
     if engine.name.startswith("hipify-clang"):
         return [str(engine), str(source), f"-o={output}", "--print-stats", "--", "-x", "cuda",
                 "--cuda-host-only", "-nocudalib", "-nocudainc"]
     return [str(engine), "-quiet-warnings", "-print-stats", f"-o={output}", str(source)]
-
-
-def run_engine(engine: Path, source: Path, output: Path, relative: str, timeout_s: int = 300) -> FileAccount:
-    """Translate one file with the external engine; a failure is reported in the account."""
-    try:
-        done = subprocess.run(engine_command(engine, source, output), capture_output=True, text=True,
-                              timeout=timeout_s, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return FileAccount(path=relative, status="failed", warnings=[f"{engine.name} failed: {exc}"])
-    account = parse_statistics(done.stdout + "\n" + done.stderr, relative)
-    if done.returncode != 0 or not output.exists():
-        account.status = "failed"
-        account.warnings.append(f"{engine.name} exited with {done.returncode}")
-    return account
 
 
 CLANG_FAMILY = {"device_function": "device-function", "execution": "kernel-launch", "occupancy": "kernel-launch",

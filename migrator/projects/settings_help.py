@@ -12,7 +12,8 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 HELP: dict[str, str] = {
     "source_subdir": "The part of the repository to migrate, as a relative directory (e.g. cuda/); empty: the whole tree.",
-    "hipify_engine": "Which translator rewrites CUDA into HIP: our builtin engine, or an installed hipify-perl / hipify-clang.",
+    "hipify_engine": "Which translator rewrites CUDA into HIP: our builtin engine, or the toolchain's hipify-perl / "
+                     "hipify-clang (run in the sandbox; the Debian toolchains have no hipify-clang).",
     "launch_style": "How kernel launches are written: kept as <<<grid, block>>> (chevron) or hipLaunchKernelGGL (ggl).",
     "roc_libraries": "Translate library calls to the roc* libraries (rocBLAS, rocFFT...) instead of the hip* wrappers.",
     "rename_cu_to_hip": "Rename translated .cu files to .hip (build files are updated to match).",

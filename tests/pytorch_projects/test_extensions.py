@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.pytorch_projects.markers import needs_torch
+from translator.torch_hipify import SCRIPT, SOURCE_SUFFIXES, hipify_package
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.stages import compile as compile_stage
@@ -66,9 +70,49 @@ def test_a_mixed_repository_hipifies_only_its_kernels(scanned: Scanned) -> None:
     assert "requirements-rocm.txt" in result.data["generated_files"]
 
 
+Answer = list[list[dict[str, str]]]  # per directory: {path, hipified, status}
+
+
+def hipify_on_the_host(source: Path, directories: list[tuple[str, list[str]]], scratch: Path) -> tuple[Path, Answer]:
+    """What the sandbox runs, run here instead with the worker's own Python: the reference to compare with."""
+    driver = scratch / "driver"
+    driver.mkdir(parents=True)
+    (driver / "hipify").symlink_to(hipify_package() or "", target_is_directory=True)
+    shutil.copy(SCRIPT, driver / "torch_hipify.py")
+    request = {"source": str(source), "tree": str(scratch / "tree"), "answer": str(scratch / "answer.json"),
+               "directories": [{"directory": d, "files": files} for d, files in directories]}
+    subprocess.run([sys.executable, "-I", "-B", str(driver / "torch_hipify.py")], input=json.dumps(request),
+                   text=True, check=True, capture_output=True)
+    answer: Answer = json.loads((scratch / "answer.json").read_text())
+    return scratch / "tree", answer
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["extension", "mixed"])
+def test_the_sandboxed_engine_translates_exactly_what_pytorchs_hipify_does_on_the_host(
+    scanned: Scanned, tmp_path: Path, name: str
+) -> None:
+    root, scan_data = scanned(name)
+    result = hipify.run(_context(root, {"scan": scan_data}))
+    assert result.outcome == "passed" and result.data["engine"] == "torch.utils.hipify"
+    source = root / "source"
+    directories = [(d, sorted(p.relative_to(source).as_posix() for p in (source / d).rglob("*")
+                              if p.is_file() and p.suffix in SOURCE_SUFFIXES))
+                   for d in scan_data["project_kind"].get("kernel_dirs") or ["."]]
+    reference, answer = hipify_on_the_host(source, directories, tmp_path / "reference")
+    produced = {p.relative_to(reference).as_posix(): p.read_bytes() for p in reference.rglob("*")
+                if p.is_file() and (not (source / p.relative_to(reference)).is_file()
+                                    or (source / p.relative_to(reference)).read_bytes() != p.read_bytes())}
+    assert produced  # the fixtures' kernels are translated
+    assert {path: (root / "hip" / path).read_bytes() for path in produced} == produced
+    renames = {f"{'' if d == '.' else d + '/'}{item['path']}": f"{'' if d == '.' else d + '/'}{item['hipified']}"
+               for (d, _), items in zip(directories, answer) for item in items if item["path"] != item["hipified"]}
+    assert result.data["renames"] == renames
+
+
 def test_the_builtin_engine_runs_when_pytorch_is_missing(scanned: Scanned, monkeypatch: pytest.MonkeyPatch) -> None:
     root, scan_data = scanned("extension")
-    monkeypatch.setattr("worker.stages.torch_engine.unavailable_reason", lambda: "PyTorch is not installed; install")
+    monkeypatch.setattr("worker.stages.torch_engine.hipify_package", lambda: None)
     logs: list[str] = []
     ctx = _context(root, {"scan": scan_data})
     ctx.log = logs.append

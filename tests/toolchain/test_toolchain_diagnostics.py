@@ -1,7 +1,12 @@
 """Parsing clang/hipcc and linker output into structured diagnostics (captured real output)."""
 from __future__ import annotations
 
+from pathlib import Path
+
+from worker.toolchain.demangle import sandboxed_demangler
 from worker.toolchain.diagnostics import parse_compiler_output, parse_linker_output
+from worker.toolchain.roots import select_root
+from worker.toolchain.sandbox import Sandbox
 
 HIPCC_OUTPUT = """\
 In file included from src/main.hip:1:
@@ -66,13 +71,19 @@ ld.lld: error: unable to find library -lcurand
 """
 
 
-def test_it_demangles_undefined_references_once_per_symbol_and_object() -> None:
-    undefined = [p for p in parse_linker_output(GNU_LD_OUTPUT) if p.kind == "undefined_reference"]
+def test_it_demangles_undefined_references_once_per_symbol_and_object(tmp_path: Path) -> None:
+    demangle = sandboxed_demangler(Sandbox(select_root(), tmp_path))
+    undefined = [p for p in parse_linker_output(GNU_LD_OUTPUT, demangle) if p.kind == "undefined_reference"]
     assert [(p.symbol, p.object, p.function) for p in undefined] == [
         ("blas::gemm(float const*, float const*, float*, int)", "build/obj/app/main.cu.o", "main"),
         ("table", "build/obj/src/a.hip.o", ""),
     ]
     assert undefined[0].mangled == "_ZN4blas4gemmEPKfS1_Pfi"
+
+
+def test_without_a_demangler_symbols_stay_as_the_linker_printed_them() -> None:
+    undefined = [p for p in parse_linker_output(GNU_LD_OUTPUT) if p.kind == "undefined_reference"]
+    assert [(p.symbol, p.mangled) for p in undefined] == [("_ZN4blas4gemmEPKfS1_Pfi", ""), ("table", "")]
 
 
 def test_it_maps_missing_cuda_libraries_to_rocm_packages() -> None:

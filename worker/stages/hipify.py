@@ -7,34 +7,40 @@ Outputs: ``ctx.workspace.hip``, a full copy of the source with CUDA-bearing file
 translated; ``artifacts/translation.json`` with the full account; stage data with the
 run totals and compact per-file entries (at most ``MAX_LISTED`` unconverted names each).
 Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not in the
-chosen toolchain root, or fails on any file (the summary gives the count). External engines run only
-in the sandbox over the toolchain root. Unconverted identifiers alone do not fail the stage:
+chosen toolchain root (Debian's roots have hipify-perl, not hipify-clang; a host copy is never used), or
+fails on any file (the summary gives the count); PyTorch's hipify failing or no sandbox. Every engine
+other than the builtin one reads user files, so it runs only in the sandbox over the toolchain root,
+reading the source read-only and writing its own folder (``worker/stages/engine_tree.py``), from which
+its output is copied into ``hip`` on the root side. Unconverted identifiers alone do not fail the stage:
 they are reported (notebook slug ``hipify-unconverted``) for the compile stage to confirm.
 """
 from __future__ import annotations
 
 import json
-import shutil
+import os
 from pathlib import Path
 
 from translator import TranslateOptions, TreeAccount, translate_tree
 from translator.account import FileAccount
 from translator.external import ENGINES, engine_command, parse_statistics
 from translator.globs import is_excluded
+from translator.torch_hipify import TorchHipifyError
 from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, walk
 from worker.context import StageContext, StageResult
 from worker.payloads import FixData, HipifyData
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
+from worker.stages.engine_tree import copy_into, copy_source, discard, engine_sandbox
 from worker.stages.pytorch_hipify import apply_python_port
 from worker.stages.torch_engine import run_torch_engine, wants_torch_engine
 from worker.toolchain.detect import Toolchain, detect_toolchain
-from worker.toolchain.roots import select_root
-from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.roots import ToolchainRoot, select_root
+from worker.toolchain.sandbox import MOUNT, Sandbox, SandboxLimits, SandboxUnavailable
 from worker.wording import counted
 
 ACCOUNT_ARTIFACT = "translation.json"
 MAX_LISTED = 20
+MISSING_WHY = {"hipify-clang": " (Debian's ROCm packages do not ship hipify-clang)"}
 
 
 def options_from(ctx: StageContext) -> TranslateOptions:
@@ -67,7 +73,10 @@ def run(ctx: StageContext) -> StageResult:
     options = options_from(ctx)
     engine_name = ctx.settings.hipify_engine
     # PyTorch extensions: PyTorch's own hipify, what ROCm PyTorch's BuildExtension runs (None: not installed)
-    torch_account = run_torch_engine(ctx) if wants_torch_engine(ctx) else None
+    try:
+        torch_account = run_torch_engine(ctx) if wants_torch_engine(ctx) else None
+    except (TorchHipifyError, SandboxUnavailable) as exc:
+        return StageResult.failed(str(exc))
     if torch_account is not None:
         account = torch_account
     elif engine_name == "builtin":
@@ -79,10 +88,11 @@ def run(ctx: StageContext) -> StageResult:
         toolchain = detect_toolchain(ctx.settings.toolchain)
         engine = external_engine(toolchain, engine_name)
         if engine is None:
-            return StageResult.failed(f"{engine_name} is not in the toolchain {toolchain.name or '(none)'}; "
-                                      "choose another hipify engine (builtin works everywhere)")
+            return StageResult.failed(f"{engine_name} is not in the toolchain {toolchain.name or '(none)'}"
+                                      f"{MISSING_WHY.get(engine_name, '')}; it runs only from the toolchain root, "
+                                      "in the sandbox; choose another hipify engine (builtin works everywhere)")
         try:
-            account = _run_external(ctx, Sandbox(select_root(toolchain.name), ctx.workspace.root), engine, options)
+            account = _run_external(ctx, select_root(toolchain.name), engine, options)
         except SandboxUnavailable as exc:
             return StageResult.failed(str(exc))
         failed = [f for f in account.files if f.status == "failed"]
@@ -130,37 +140,59 @@ def external_engine(toolchain: Toolchain, name: str) -> str | None:
     return inside if (Path(toolchain.root) / inside.lstrip("/")).is_file() else None
 
 
-def _run_external(ctx: StageContext, sandbox: Sandbox, engine: str, options: TranslateOptions) -> TreeAccount:
-    """Copy the tree, then let the engine rewrite each CUDA-bearing file of the copy, in the sandbox."""
+def _run_external(ctx: StageContext, root: ToolchainRoot, engine: str, options: TranslateOptions) -> TreeAccount:
+    """Each CUDA-bearing file of the source through the engine, one sandboxed run per file.
+
+    The engine reads ``/workspace/source`` (read-only) and writes the same path under its own folder; the
+    translated tree is the source's copy with each output taken in (renamed to ``.hip`` when asked)."""
     source, hip = ctx.workspace.source, ctx.workspace.hip
-    if hip.exists():
-        shutil.rmtree(hip)
-    shutil.copytree(source, hip, symlinks=True)
-    account = TreeAccount(source=str(source), destination=str(hip), engine=Path(engine).name)
     files = walk(source)
-    for index, path in enumerate(files, start=1):
-        ctx.check_cancelled()
-        relative = path.relative_to(source).as_posix()
-        if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not is_excluded(relative, options.exclude_globs):
-            entry = _translate_one(sandbox, engine, source / relative, hip / relative, relative)
-            if options.rename_cu_to_hip and path.suffix == ".cu" and (hip / relative).exists():
-                renamed = (hip / relative).with_suffix(".hip")
-                (hip / relative).rename(renamed)
-                entry.renamed_to = renamed.relative_to(hip).as_posix()
-                account.renames[relative] = entry.renamed_to
-            account.files.append(entry)
-            ctx.log(f"{entry.status:<10} {relative}: {entry.converted_total} converted\n")
-        ctx.progress(index, len(files))
+    wanted = {path.relative_to(source).as_posix() for path in files if not path.is_symlink()
+              and path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES}
+    wanted = {name for name in wanted if not is_excluded(name, options.exclude_globs)}
+    sandbox, output = engine_sandbox(ctx, root)
+    for name in wanted:  # the engine writes files, not folders; made before anything ran in this folder
+        (output / name).parent.mkdir(parents=True, exist_ok=True)
+    copy_source(source, hip)
+    account = TreeAccount(source=str(source), destination=str(hip), engine=Path(engine).name)
+    try:
+        for index, path in enumerate(files, start=1):
+            ctx.check_cancelled()
+            relative = path.relative_to(source).as_posix()
+            if relative in wanted:
+                account.files.append(_translate_one(ctx, sandbox, engine, output, relative, options))
+            elif path.is_symlink() and path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES:
+                account.files.append(FileAccount(path=relative, status="copied"))  # as the builtin engine does
+            ctx.progress(index, len(files))
+    finally:
+        discard(output)
+    account.renames.update({f.path: f.renamed_to for f in account.files if f.renamed_to})
     return account
 
 
-def _translate_one(sandbox: Sandbox, engine: str, source: Path, output: Path, relative: str) -> FileAccount:
+def _translate_one(ctx: StageContext, sandbox: Sandbox, engine: str, output: Path, relative: str,
+                   options: TranslateOptions) -> FileAccount:
     """One file through the external engine, in the sandbox; a failure is reported in the account."""
-    command = engine_command(Path(engine), Path(sandbox.inside(source)), Path(sandbox.inside(output)))
-    done = sandbox.run(command, limits=SandboxLimits(timeout_s=300, processes=64))
+    inside_output = f"{sandbox.inside(output)}/{relative}"
+    command = engine_command(Path(engine), Path(f"{MOUNT}/source/{relative}"), Path(inside_output))
+    done = sandbox.run(command, limits=SandboxLimits(timeout_s=300, processes=64), should_stop=ctx.is_cancelled)
+    ctx.check_cancelled()
     account = parse_statistics(done.process.output, relative)
-    if not done.ok or not output.exists():
+    if not done.process.ok:  # judged by exit status and limits, not by words in the output
         account.status = "failed"
         account.warnings.append(f"{Path(engine).name} exited with {done.process.returncode}"
                                 + "".join(f"; {v}" for v in done.violations))
+        return account
+    target = relative
+    if options.rename_cu_to_hip and relative.endswith(".cu"):
+        target = relative[: -len(".cu")] + ".hip"
+    problem = copy_into(output, relative, ctx.workspace.hip, target,
+                        executable=os.access(ctx.workspace.source / relative, os.X_OK))
+    if problem:
+        account.status = "failed"
+        account.warnings.append(f"{Path(engine).name} left no usable output: {problem}")
+    elif target != relative:
+        (ctx.workspace.hip / relative).unlink()  # the source's copy, made above on the root side
+        account.renamed_to = target
+    ctx.log(f"{account.status:<10} {relative}: {account.converted_total} converted\n")
     return account

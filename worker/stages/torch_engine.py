@@ -1,37 +1,83 @@
 """The hipify stage's engine for PyTorch extensions: PyTorch's own hipify over the extension's
-sources (the whole tree for an extension, the kernel directories of a mixed repository), on a
-full copy of the source. Used when the project kind calls for it and the engine setting is the
-default (``builtin``); without PyTorch in the worker's environment it says so and the builtin
-engine runs instead.
+sources (the whole tree for an extension, the kernel directories of a mixed repository).
+
+Used when the project kind calls for it and the engine setting is the default (``builtin``). It runs in
+the sandbox over the toolchain root (``translator/torch_hipify.py`` says how): the engine copies the
+source, read-only at ``/workspace/source``, into its own writable folder and rewrites the copy there;
+the translated tree is then the source's copy with every file the engine produced taken in through
+``worker/stages/engine_tree.py``. Without PyTorch in the worker's environment, or without a Python the
+hipify code runs on in the toolchain root, it says so and the builtin engine runs instead; a sandbox
+that cannot start or an engine that fails is a failed stage (``TorchHipifyError``).
 """
 from __future__ import annotations
 
-import shutil
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
 from translator.globs import is_excluded
-from translator.torch_hipify import ENGINE_NAME, SOURCE_SUFFIXES, hipify_extension, unavailable_reason
+from translator.torch_hipify import (
+    ENGINE_NAME,
+    INSTALL_HINT,
+    MIN_PYTHON,
+    SCRIPT,
+    SOURCE_SUFFIXES,
+    HipifiedFile,
+    TorchHipifyError,
+    hipify_package,
+    parse_answer,
+)
+from worker.contained import ContainedFileError, clean_relative, read_text_beneath
 from worker.context import StageContext
+from worker.sources.treelinks import first_link_in_path
 from worker.stages.applicability import project_kind
+from worker.stages.engine_tree import copy_changed, copy_source, discard, engine_sandbox
+from worker.toolchain.detect import detect_toolchain
+from worker.toolchain.roots import ToolchainRoot, select_root
+from worker.toolchain.sandbox import MOUNT, TOOLS, Sandbox, SandboxLimits
 
 EXTENSION_KINDS = frozenset({"pytorch-extension", "mixed"})
+TOOL = "torch-hipify"  # under TOOLS: the ``hipify`` package and the driver script beside it
+LIMITS = SandboxLimits(timeout_s=600, memory_mb=4096, processes=256)
+ANSWER_LIMIT = 64 * 1024 * 1024
+_PYTHON_NAME = re.compile(r"python(\d+)\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class Job:
+    directory: str  # relative to the source, "." for the whole tree
+    files: list[str]  # relative to the source
 
 
 def _extension_dirs(ctx: StageContext) -> list[str]:
     payload = ctx.scan_data().get("project_kind")
     dirs = payload.get("kernel_dirs") if isinstance(payload, dict) else None
-    return [d for d in dirs if isinstance(d, str)] if isinstance(dirs, list) and dirs else ["."]
+    found = [d for d in dirs if isinstance(d, str)] if isinstance(dirs, list) and dirs else ["."]
+    return [d for d in found if _clean_dir(ctx.workspace.source, d)]
 
 
-def _sources(root: Path, directory: str, globs: tuple[str, ...]) -> list[Path]:
+def _clean_dir(source: Path, directory: str) -> bool:
+    """A real folder of the source (no ``..``, no link on the way): the scan named it from the tree."""
+    if directory in (".", "./"):
+        return True
+    try:
+        name = clean_relative(directory)
+    except ContainedFileError:
+        return False
+    return (source / name).is_dir() and not first_link_in_path(source, f"{name}/_")
+
+
+def _sources(root: Path, directory: str, globs: tuple[str, ...]) -> list[str]:
     base = root if directory == "." else root / directory
     found = []
     for path in sorted(base.rglob("*")):
         rel = path.relative_to(root).as_posix()
         if path.is_file() and not path.is_symlink() and path.suffix.lower() in SOURCE_SUFFIXES \
                 and not is_excluded(rel, globs):
-            found.append(path)
+            found.append(rel)
     return found
 
 
@@ -39,33 +85,82 @@ def wants_torch_engine(ctx: StageContext) -> bool:
     return ctx.settings.hipify_engine == "builtin" and project_kind(ctx) in EXTENSION_KINDS
 
 
+def root_python_problem(root: ToolchainRoot) -> str:
+    """Empty when the root's ``python3`` can run PyTorch's hipify code; else what is wrong."""
+    python = root.host_path("/usr/bin/python3")
+    if not python.is_file():
+        return f"the toolchain root {root.name} has no python3"
+    target = os.readlink(python) if python.is_symlink() else python.name
+    found = _PYTHON_NAME.search(target)
+    if found and (int(found.group(1)), int(found.group(2))) < MIN_PYTHON:
+        return (f"the toolchain root {root.name} has Python {found.group(1)}.{found.group(2)}; PyTorch's hipify "
+                f"needs {'.'.join(map(str, MIN_PYTHON))} or newer")
+    return ""
+
+
+def _unavailable(ctx: StageContext) -> tuple[ToolchainRoot | None, Path | None, str]:
+    package = hipify_package()
+    if package is None:
+        return None, None, f"PyTorch is not installed; {INSTALL_HINT}"
+    toolchain = detect_toolchain(ctx.settings.toolchain)
+    if not toolchain.available:
+        return None, None, toolchain.error or "no toolchain root"
+    root = select_root(toolchain.name)
+    return root, package, root_python_problem(root)
+
+
 def run_torch_engine(ctx: StageContext) -> TreeAccount | None:
-    """The account of PyTorch's hipify, or None (logged) when PyTorch is not available here."""
-    reason = unavailable_reason()
-    if reason:
+    """The account of PyTorch's hipify, or None (logged) when it cannot run here.
+
+    Raises ``TorchHipifyError`` when the engine fails and ``SandboxUnavailable`` when no sandbox can start."""
+    root, package, reason = _unavailable(ctx)
+    if reason or root is None or package is None:
         ctx.log(f"hipify: {ENGINE_NAME} not used: {reason}; falling back to the builtin engine\n")
         return None
     source, hip = ctx.workspace.source, ctx.workspace.hip
-    if hip.exists():
-        shutil.rmtree(hip)
-    shutil.copytree(source, hip, symlinks=True)
-    account = TreeAccount(source=str(source), destination=str(hip), engine=ENGINE_NAME)
     globs = tuple(ctx.settings.exclude_globs)
-    directories = _extension_dirs(ctx)
-    for index, directory in enumerate(directories, start=1):
-        ctx.check_cancelled()
-        project = hip if directory == "." else hip / directory
-        files = _sources(hip, directory, globs)
-        ctx.log(f"hipify: {ENGINE_NAME} over {directory}/ ({len(files)} sources)\n")
-        prefix = "" if directory == "." else directory.rstrip("/") + "/"
-        for item in hipify_extension(project, files) if files else []:
-            original, output = prefix + item.path, prefix + item.hipified
-            entry = FileAccount(path=original, changed=item.changed, status="translated" if item.changed
-                                else "unchanged")
-            if output != original:
-                entry.renamed_to = output
-                account.renames[original] = output
-            account.files.append(entry)
-            ctx.log(f"{entry.status:<10} {original}" + (f" -> {output}" if output != original else "") + "\n")
-        ctx.progress(index, len(directories))
+    jobs = [Job(d, _sources(source, d, globs)) for d in _extension_dirs(ctx)]
+    for job in jobs:
+        ctx.log(f"hipify: {ENGINE_NAME} over {job.directory}/ ({len(job.files)} sources), in the sandbox\n")
+    sandbox, output = engine_sandbox(ctx, root, {f"{TOOL}/hipify": package, f"{TOOL}/torch_hipify.py": SCRIPT})
+    try:
+        answer = _hipify_in_sandbox(ctx, sandbox, output, jobs)
+        copy_source(source, hip)
+        copy_changed(output / "tree", source, hip, ctx.log)
+    finally:
+        discard(output)
+    account = TreeAccount(source=str(source), destination=str(hip), engine=ENGINE_NAME)
+    for job, items in zip(jobs, answer):
+        _account(ctx, account, job.directory, items)
+    ctx.progress(len(jobs), len(jobs))
     return account
+
+
+def _hipify_in_sandbox(ctx: StageContext, sandbox: Sandbox, output: Path, jobs: list[Job]) -> list[list[HipifiedFile]]:
+    inside = sandbox.inside(output)
+    request = {"source": str(MOUNT / "source"), "tree": f"{inside}/tree", "answer": f"{inside}/answer.json",
+               "directories": [asdict(job) for job in jobs]}
+    done = sandbox.run(["python3", "-I", "-B", str(TOOLS / TOOL / "torch_hipify.py")], inside, LIMITS,
+                       should_stop=ctx.is_cancelled, stdin=json.dumps(request).encode())
+    ctx.check_cancelled()
+    if not done.process.ok:  # judged by exit status and limits, not by words in the output
+        lines = done.process.output.strip().splitlines() or ["no output"]
+        cause = "it ran past its time limit" if done.process.timed_out else lines[-1][:300]
+        raise TorchHipifyError(f"{ENGINE_NAME} failed in the sandbox: {cause}")
+    try:
+        text = read_text_beneath(output, "answer.json", limit=ANSWER_LIMIT)
+    except ContainedFileError as exc:
+        raise TorchHipifyError(f"{ENGINE_NAME} left no answer: {exc.strerror}") from exc
+    return parse_answer(text, len(jobs))
+
+
+def _account(ctx: StageContext, account: TreeAccount, directory: str, items: list[HipifiedFile]) -> None:
+    prefix = "" if directory == "." else directory.rstrip("/") + "/"
+    for item in items:
+        original, output = prefix + item.path, prefix + item.hipified
+        entry = FileAccount(path=original, changed=item.changed, status="translated" if item.changed else "unchanged")
+        if output != original:
+            entry.renamed_to = output
+            account.renames[original] = output
+        account.files.append(entry)
+        ctx.log(f"{entry.status:<10} {original}" + (f" -> {output}" if output != original else "") + "\n")

@@ -3,18 +3,18 @@
 Compiler: one ``Diagnostic`` per error/warning with its notes and include stack;
 hipcc compiles host and every device target separately, so the same message
 appears several times and is deduplicated. Linker: one ``LinkProblem`` per
-undefined symbol (demangled) or missing ``-l`` library, the latter mapped to the
-ROCm library and package that provide the HIP counterpart.
+undefined symbol (demangled, when given a demangler: ``worker/toolchain/demangle.py`` runs the root's
+``c++filt`` in the sandbox) or missing ``-l`` library, the latter mapped to the ROCm library and package
+that provide the HIP counterpart.
 """
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from worker.payloads import LinkProblemData
+from worker.toolchain.demangle import Demangler
 from worker.toolchain.rocm_libraries import (
     library_for_link_name,
     replacement_for_cuda_library,
@@ -132,7 +132,8 @@ _LLD_REFERENCED = re.compile(r"^>>>\s+(?:referenced by )?(?P<where>.+)$")
 _MISSING_LIB = re.compile(r"(?:cannot find|unable to find library) -l(?P<lib>[\w.+-]+)")
 
 
-def parse_linker_output(text: str) -> list[LinkProblem]:
+def parse_linker_output(text: str, demangle: Demangler | None = None) -> list[LinkProblem]:
+    """Undefined symbols and missing libraries; ``demangle`` (None: names as printed) makes symbols readable."""
     problems: list[LinkProblem] = []
     context_object, context_function = "", ""
     pending_lld: LinkProblem | None = None
@@ -153,7 +154,8 @@ def parse_linker_output(text: str) -> list[LinkProblem]:
             _fill_lld_reference(pending_lld, match["where"])
         elif match := _MISSING_LIB.search(line):
             problems.append(_missing_library(match["lib"], line))
-    _demangle_all(problems)
+    if demangle is not None:
+        _demangle_all(problems, demangle)
     return _dedupe(problems)
 
 
@@ -182,23 +184,12 @@ def _dedupe(problems: list[LinkProblem]) -> list[LinkProblem]:
     return list(seen.values())
 
 
-def _demangle_all(problems: list[LinkProblem]) -> None:
+def _demangle_all(problems: list[LinkProblem], demangle: Demangler) -> None:
     mangled = sorted({p.symbol for p in problems if p.symbol.startswith("_Z")})
     if not mangled:
         return
     plain = demangle(mangled)
     for problem in problems:
-        if problem.symbol in plain and plain[problem.symbol] != problem.symbol:
-            problem.mangled, problem.symbol = problem.symbol, plain[problem.symbol]
-
-
-def demangle(names: list[str]) -> dict[str, str]:
-    """Itanium names -> readable C++ via one ``c++filt`` call; names kept as-is without it."""
-    cxxfilt = shutil.which("c++filt")
-    if not cxxfilt or not names:
-        return {name: name for name in names}
-    done = subprocess.run([cxxfilt], input="\n".join(names) + "\n", capture_output=True, text=True, check=False)
-    lines = done.stdout.splitlines()
-    if len(lines) != len(names):
-        return {name: name for name in names}
-    return dict(zip(names, lines))
+        readable = plain.get(problem.symbol, problem.symbol)
+        if readable != problem.symbol:
+            problem.mangled, problem.symbol = problem.symbol, readable

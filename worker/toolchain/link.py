@@ -18,6 +18,7 @@ from typing import Literal
 
 from worker.project_settings import ProjectSettings
 from worker.toolchain.compile import workspace_sandbox
+from worker.toolchain.demangle import sandboxed_demangler
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import LinkProblem, parse_linker_output
 from worker.toolchain.rocm_libraries import library_for_include
@@ -187,7 +188,7 @@ def _link_one(
     target.output = done.process.output + "".join(f"migrator: {v}\n" for v in done.violations)
     timed_out = done.process.timed_out
     target.status = "timeout" if timed_out else ("passed" if done.ok and output.is_file() else "failed")
-    target.problems = parse_linker_output(done.process.output)
+    target.problems = parse_linker_output(done.process.output, sandboxed_demangler(sandbox))
     by_object = {sandbox.inside(path): unit for unit, path in objects.items()}
     for problem in target.problems:
         problem.object = by_object.get(problem.object, problem.object)

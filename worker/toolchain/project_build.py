@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from worker.project_settings import ProjectSettings
+from worker.toolchain.demangle import sandboxed_demangler
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import (
     Diagnostic,
@@ -121,6 +122,6 @@ def run_project_build(
     report.ok = not report.error
     report.output = "".join(outputs)
     report.diagnostics = parse_compiler_output(report.output)
-    report.link_problems = parse_linker_output(report.output)
+    report.link_problems = parse_linker_output(report.output, sandboxed_demangler(sandbox))
     report.duration_s = time.monotonic() - started
     return report

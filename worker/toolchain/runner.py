@@ -49,16 +49,21 @@ def run_process(
     on_line: Callable[[str], None] | None = None,
     output_limit: int = 20_000_000,
     should_stop: Callable[[], bool] = lambda: False,
+    stdin: bytes | None = None,
 ) -> ProcessResult:
-    """Run to completion, or until ``timeout_s``, ``output_limit`` bytes of output, or ``should_stop()``."""
+    """Run to completion, or until ``timeout_s``, ``output_limit`` bytes of output, or ``should_stop()``.
+
+    ``stdin``: bytes fed to the command's standard input (then closed); None: no input at all."""
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True,
+            command, cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )
     except OSError as exc:
         return ProcessResult(127, f"cannot start {command[0]}: {exc}\n", 0.0, False, False)
+    if stdin is not None:  # its own thread: a command that prints before reading must not deadlock us
+        threading.Thread(target=_feed, args=(process, stdin), daemon=True).start()
     reading = _Reading([])
     reader = threading.Thread(target=_read_lines, args=(process, reading, on_line, output_limit), daemon=True)
     reader.start()
@@ -71,6 +76,19 @@ def run_process(
         process.returncode < 0 or any(m in output for m in _CRASH_MARKERS))
     return ProcessResult(process.returncode, output, time.monotonic() - started, timed_out, crashed,
                          reading.exceeded, stopped)
+
+
+def _feed(process: subprocess.Popen[bytes], data: bytes) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(data)
+    except OSError:  # the command ended (or was killed) without reading it all
+        pass
+    finally:
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
 
 
 def _wait(

@@ -2,8 +2,10 @@
 
 What the command sees: the toolchain root read-only as ``/``; the run's workspace read-write at
 ``/workspace`` (its ``source`` copy read-only); a fresh ``/tmp``; ``/proc``; a minimal ``/dev`` (plus
-``/dev/kfd`` and ``/dev/dri`` for smoke runs on a ROCm runner). Nothing else of the host: no host
-``/etc``, no database, broker or web-server sockets, no var dir, no other run's workspace.
+``/dev/kfd`` and ``/dev/dri`` for smoke runs on a ROCm runner); where a stage asks for them, folders of the
+product's own code read-only under ``/mnt/migrator`` (``tools``: PyTorch's pure-Python hipify, say). Nothing
+else of the host: no host ``/etc``, no database, broker or web-server sockets, no var dir, no other run's
+workspace.
 
 Who it runs as: an unprivileged user. When the worker is root, bubblewrap sets up the namespaces and
 ``setpriv`` (from the root) drops to ``MIGRATOR_SANDBOX_UID`` before the command starts, so the
@@ -33,6 +35,7 @@ from worker.toolchain.runner import ProcessResult, run_process
 
 Mechanism = Literal["bwrap", "none"]
 MOUNT = PurePosixPath("/workspace")
+TOOLS = PurePosixPath("/mnt/migrator")  # where ``Sandbox(tools=...)`` appear inside
 PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 _WRITE_DENIED = ("Read-only file system",)
@@ -93,12 +96,14 @@ class Sandbox:
     def __init__(
         self, root: ToolchainRoot | None, workspace: Path, *, gpu_devices: bool = False,
         read_only: Sequence[str] = ("source",), environment: Mapping[str, str] | None = None,
+        tools: Mapping[str, Path] | None = None,
     ) -> None:
         self.root = root
         self.workspace = own_folder(workspace.resolve())
         self.gpu_devices = gpu_devices
         self.read_only = [self.workspace / name for name in read_only if (self.workspace / name).is_dir()]
         self.environment = dict(environment or {})
+        self.tools = {_tool_name(name): Path(path).resolve() for name, path in (tools or {}).items()}
         self._prepared = False
 
     def inside(self, host_path: Path | str) -> str:
@@ -113,12 +118,13 @@ class Sandbox:
     def run(
         self, argv: Sequence[str], cwd: str = str(MOUNT), limits: SandboxLimits | None = None, *,
         env: Mapping[str, str] | None = None, on_line: Callable[[str], None] | None = None,
-        should_stop: Callable[[], bool] = lambda: False,
+        should_stop: Callable[[], bool] = lambda: False, stdin: bytes | None = None,
     ) -> SandboxResult:
+        """Run ``argv`` inside; ``stdin``: bytes for its standard input (data only, never a file of the host)."""
         limits = limits or SandboxLimits(timeout_s=600)
         wrapped = self.command(list(argv), cwd, limits, env)
         process = run_process(wrapped, self.workspace, {"PATH": PATH, "LANG": "C.UTF-8"}, limits.timeout_s,
-                              on_line, limits.output_bytes, should_stop)
+                              on_line, limits.output_bytes, should_stop, stdin)
         return SandboxResult(process, find_violations(process, limits), "bwrap", list(argv))
 
     def command(
@@ -136,6 +142,8 @@ class Sandbox:
                  "--bind", str(self.workspace), str(MOUNT)]
         for path in self.read_only:
             bwrap += ["--ro-bind", str(path), self.inside(path)]
+        if self.tools:
+            bwrap += _tool_binds(self.tools)
         if self.gpu_devices:
             bwrap += _gpu_binds()
         bwrap += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -209,6 +217,27 @@ def _prlimit(limits: SandboxLimits) -> list[str]:
     if limits.memory_mb:
         command.append(f"--as={limits.memory_mb * 1024 * 1024}")
     return [*command, "--"]
+
+
+def _tool_name(name: str) -> str:
+    parts = PurePosixPath(name).parts
+    if not parts or name.startswith("/") or ".." in parts:
+        raise ValueError(f"{name!r} is not a relative name under {TOOLS}")
+    return "/".join(parts)
+
+
+def _tool_binds(tools: Mapping[str, Path]) -> list[str]:
+    """The product's own code under TOOLS, read-only. A read-only root cannot take new mount points, so a
+    fresh tmpfs goes over ``/mnt`` (Debian's and Ubuntu's base layout always has it), the folders are bound
+    in it, and the tmpfs is then made read-only too: nothing can be added beside them."""
+    binds = ["--perms", "0755", "--tmpfs", "/mnt"]
+    folders = sorted({str(parent) for name in tools for parent in (TOOLS / name).parents if parent != PurePosixPath("/")
+                      and parent != PurePosixPath("/mnt")})
+    for folder in folders:  # bubblewrap would make missing parents private to root (0700)
+        binds += ["--perms", "0755", "--dir", folder]
+    for name, path in sorted(tools.items()):
+        binds += ["--ro-bind", str(path), str(TOOLS / name)]
+    return [*binds, "--remount-ro", "/mnt"]
 
 
 def _gpu_binds() -> list[str]:
