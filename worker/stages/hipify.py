@@ -4,11 +4,13 @@ Inputs: ``ctx.workspace.source`` (never modified) and the hipify settings
 (``hipify_engine``, ``launch_style``, ``roc_libraries``, ``rename_cu_to_hip``,
 ``exclude_globs``, ``target_hip_version``).
 Outputs: ``ctx.workspace.hip``, a full copy of the source with CUDA-bearing files
-translated; ``artifacts/translation.json`` with the full account; stage data with the
-run totals and compact per-file entries (at most ``MAX_LISTED`` unconverted names each).
+translated (written on the root side: no sandbox ever writes it); ``records/translation.json`` with
+the full account; stage data with the run totals and compact per-file entries (at most
+``MAX_LISTED`` unconverted names each).
 Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not in the
 chosen toolchain root, or fails on any file (the summary gives the count). External engines run only
-in the sandbox over the toolchain root. Unconverted identifiers alone do not fail the stage:
+in the sandbox over the toolchain root, writing into the run's ``work/``; each output is copied out
+through ``worker.contained`` into the translated tree. Unconverted identifiers alone do not fail the stage:
 they are reported (notebook slug ``hipify-unconverted``) for the compile stage to confirm.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ from translator.account import FileAccount
 from translator.external import ENGINES, engine_command, parse_statistics
 from translator.globs import is_excluded
 from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, walk
+from worker.contained import ContainedFileError, copy_out, write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import FixData, HipifyData
 from worker.scanning.findings import fix_tree
@@ -30,11 +33,14 @@ from worker.stages.pytorch_hipify import apply_python_port
 from worker.stages.torch_engine import run_torch_engine, wants_torch_engine
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.roots import select_root
-from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.sandbox import MOUNT, Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.work import WorkError, make_dirs, open_work, remove, run_sandbox
 from worker.wording import counted
 
 ACCOUNT_ARTIFACT = "translation.json"
 MAX_LISTED = 20
+ENGINE_OUTPUT = MOUNT / "hipify-out"  # where an external engine writes, in the run's work/ folder
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # one translated file
 
 
 def options_from(ctx: StageContext) -> TranslateOptions:
@@ -62,7 +68,7 @@ def _declared_names(toolchain: Toolchain) -> frozenset[str] | None:
 def run(ctx: StageContext) -> StageResult:
     source = ctx.workspace.source
     if not source.is_dir():
-        return StageResult.failed(f"no source tree at {source}; did the fetch stage run?")
+        return StageResult.failed("no source tree; did the fetch stage run?")
     ctx.workspace.ensure()
     options = options_from(ctx)
     engine_name = ctx.settings.hipify_engine
@@ -82,8 +88,10 @@ def run(ctx: StageContext) -> StageResult:
             return StageResult.failed(f"{engine_name} is not in the toolchain {toolchain.name or '(none)'}; "
                                       "choose another hipify engine (builtin works everywhere)")
         try:
-            account = _run_external(ctx, Sandbox(select_root(toolchain.name), ctx.workspace.root), engine, options)
-        except SandboxUnavailable as exc:
+            with open_work(ctx.workspace) as work:
+                account = _run_external(ctx, run_sandbox(select_root(toolchain.name), ctx.workspace, work), engine,
+                                        options)
+        except (SandboxUnavailable, WorkError) as exc:
             return StageResult.failed(str(exc))
         failed = [f for f in account.files if f.status == "failed"]
         if failed:
@@ -112,11 +120,11 @@ def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:
 
 
 def _data(ctx: StageContext, account: TreeAccount, fixes: list[FixData], generated: list[str]) -> HipifyData:
-    artifact = ctx.workspace.artifacts / ACCOUNT_ARTIFACT
-    artifact.write_text(json.dumps(account.to_dict(), indent=1))
+    artifact = ctx.workspace.records / ACCOUNT_ARTIFACT
+    write_record(artifact, json.dumps(account.to_dict(), indent=1))
     return HipifyData(
         **account.to_dict(max_findings=MAX_LISTED, only_interesting=True),
-        account_artifact=artifact.relative_to(ctx.workspace.artifacts).as_posix(),
+        account_artifact=artifact.relative_to(ctx.workspace.records).as_posix(),
         notebook_slugs=["hipify-unconverted"] if account.totals()["unconverted_total"] else [],
         build_fixes=fixes, generated_files=generated,
     )
@@ -131,17 +139,23 @@ def external_engine(toolchain: Toolchain, name: str) -> str | None:
 
 
 def _run_external(ctx: StageContext, sandbox: Sandbox, engine: str, options: TranslateOptions) -> TreeAccount:
-    """Copy the tree, then let the engine rewrite each CUDA-bearing file of the copy, in the sandbox."""
+    """Copy the tree, then let the engine translate each CUDA-bearing file of the source (read-only in the
+    sandbox) into the work folder; each output is copied out over the file of the copy."""
     source, hip = ctx.workspace.source, ctx.workspace.hip
     if hip.exists():
         shutil.rmtree(hip)
     shutil.copytree(source, hip, symlinks=True)
     account = TreeAccount(source=str(source), destination=str(hip), engine=Path(engine).name)
     files = walk(source)
+    chosen = [path.relative_to(source).as_posix() for path in files
+              if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES
+              and not is_excluded(path.relative_to(source).as_posix(), options.exclude_globs)]
+    remove(sandbox, ENGINE_OUTPUT)
+    make_dirs(sandbox, ENGINE_OUTPUT, *(str((ENGINE_OUTPUT / relative).parent) for relative in chosen))
     for index, path in enumerate(files, start=1):
         ctx.check_cancelled()
         relative = path.relative_to(source).as_posix()
-        if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not is_excluded(relative, options.exclude_globs):
+        if relative in chosen:
             entry = _translate_one(sandbox, engine, source / relative, hip / relative, relative)
             if options.rename_cu_to_hip and path.suffix == ".cu" and (hip / relative).exists():
                 renamed = (hip / relative).with_suffix(".hip")
@@ -156,10 +170,18 @@ def _run_external(ctx: StageContext, sandbox: Sandbox, engine: str, options: Tra
 
 def _translate_one(sandbox: Sandbox, engine: str, source: Path, output: Path, relative: str) -> FileAccount:
     """One file through the external engine, in the sandbox; a failure is reported in the account."""
-    command = engine_command(Path(engine), Path(sandbox.inside(source)), Path(sandbox.inside(output)))
+    written = ENGINE_OUTPUT / relative
+    command = engine_command(Path(engine), Path(sandbox.inside(source)), Path(written))
     done = sandbox.run(command, limits=SandboxLimits(timeout_s=300, processes=64))
     account = parse_statistics(done.process.output, relative)
-    if not done.ok or not output.exists():
+    copied = False
+    if done.ok:
+        try:
+            copy_out(sandbox.workspace, written.relative_to(MOUNT).as_posix(), output, limit=MAX_OUTPUT_BYTES)
+            copied = True
+        except ContainedFileError:
+            pass
+    if not copied:
         account.status = "failed"
         account.warnings.append(f"{Path(engine).name} exited with {done.process.returncode}"
                                 + "".join(f"; {v}" for v in done.violations))
