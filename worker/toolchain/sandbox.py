@@ -202,7 +202,7 @@ class Sandbox:
     def writable_dir(self, path: Path) -> Path:
         """Make a workspace folder (and its parents) the sandboxed command may write into: made by the
         sandbox user inside the sandbox, so no link a build planted is ever followed on the host."""
-        done = self.run(["mkdir", "-p", "--", self.inside(path)], limits=SandboxLimits(timeout_s=60, processes=16))
+        done = self.run(["mkdir", "-p", "--", self.inside(path)], limits=SandboxLimits(timeout_s=60, memory_mb=1024))
         if not done.process.ok:
             raise OSError(errno.EIO, f"cannot make {self.inside(path)}: {done.process.output.strip()[-300:]}")
         return path

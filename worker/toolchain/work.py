@@ -36,7 +36,7 @@ TRANSLATED_MOUNT = MOUNT / ".translated"  # the translated tree as translation w
 HIP_COPY = MOUNT / "hip"  # the copy of the translated tree that builds run in (made in the sandbox)
 BUILD = MOUNT / "build"
 PARENT_MOUNT = PurePosixPath("/tmp/parent-work")  # a parent run's work/, read-only, while it is copied
-_STEP_LIMITS = SandboxLimits(timeout_s=600, memory_mb=1024, processes=64)
+_STEP_LIMITS = SandboxLimits(timeout_s=600, memory_mb=1024)  # the process limit counts the uid's processes host-wide
 _ARGUMENTS_PER_CALL = 500  # keeps each command line far below the kernel's limit
 
 
