@@ -115,3 +115,56 @@ def test_without_openat2_the_walk_refuses_every_link(tree: Path, monkeypatch: py
     for name in ("alias.cu", "planted"):
         with pytest.raises(ContainedFileError):
             contained.read_beneath(tree, name, limit=100)
+
+
+def test_without_following_links_even_a_link_inside_is_refused(tree: Path) -> None:
+    (tree / "alias.cu").symlink_to("src/a.cu")
+    (tree / "srclink").symlink_to("src")
+    assert contained.read_beneath(tree, "src/a.cu", limit=100, follow_links=False) == b"kernel\n"
+    for name in ("alias.cu", "srclink/a.cu"):
+        assert not contained.is_file_beneath(tree, name, follow_links=False)
+        assert contained.is_file_beneath(tree, name)
+
+
+def test_folders_and_sizes_are_seen_only_inside_the_tree(tree: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tree / "out").symlink_to(tmp_path / "outside")
+    assert contained.is_dir_beneath(tree, "src") and not contained.is_dir_beneath(tree, "out")
+    assert not contained.is_dir_beneath(tree, "src/a.cu")
+    assert contained.stat_beneath(tree, "src/a.cu").st_size == 7
+    (tree / "size").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(ContainedFileError):
+        contained.stat_beneath(tree, "size")
+
+
+def test_json_records_are_read_once_per_version_and_never_through_a_link(tree: Path, tmp_path: Path) -> None:
+    (tree / "a.json").write_text('{"n": 1}')
+    first = contained.load_json_beneath(tree, "a.json", limit=100)
+    assert first == {"n": 1} and contained.load_json_beneath(tree, "a.json", limit=100) is first
+    contained.write_record(tree / "a.json", '{"n": 2, "longer": true}')
+    assert contained.load_json_beneath(tree, "a.json", limit=100) == {"n": 2, "longer": True}
+    (tmp_path / "other.json").write_text('{"secret": 1}')
+    (tree / "b.json").symlink_to(tmp_path / "other.json")
+    (tree / "list.json").write_text("[1, 2]")
+    (tree / "big.json").write_text('{"x": "' + "y" * 200 + '"}')
+    for name in ("b.json", "list.json", "big.json", "missing.json"):
+        assert contained.load_json_beneath(tree, name, limit=100) is None
+
+
+def test_a_tree_comes_out_of_a_hostile_folder_as_regular_files_only(tree: Path, tmp_path: Path) -> None:
+    (tree / "src" / "run.sh").write_text("#!/bin/sh\n")
+    (tree / "src" / "run.sh").chmod(0o755)
+    (tree / "src" / "leak").symlink_to(tmp_path / "secret.txt")
+    os.mkfifo(tree / "src" / "pipe")
+    out = tmp_path / "out"
+    copied = contained.copy_tree_out(tree, "src", out, max_files=10, max_bytes=1000)
+    assert sorted(e.relative for e in copied) == ["a.cu", "run.sh"]
+    assert (out / "a.cu").read_text() == "kernel\n" and os.access(out / "run.sh", os.X_OK)
+    assert sorted(p.name for p in out.iterdir()) == ["a.cu", "run.sh"]
+    with pytest.raises(ContainedFileError):
+        contained.copy_tree_out(tree, "src", tmp_path / "small", max_files=1, max_bytes=1000)
+    with pytest.raises(ContainedFileError):
+        contained.copy_tree_out(tree, "src", tmp_path / "tiny", max_files=10, max_bytes=8)
+    (tree / "swapped").symlink_to(tmp_path)
+    with pytest.raises(ContainedFileError):
+        contained.copy_tree_out(tree, "swapped", tmp_path / "none", max_files=10, max_bytes=1000)

@@ -18,7 +18,19 @@ class StageCancelled(Exception):
 
 @dataclass
 class Workspace:
-    """On-disk layout of one run. ``source`` is the fetched original and is never modified."""
+    """On-disk layout of one run (docs/architecture.md, "The run's folders").
+
+    - ``source/``: the fetched original, written by the fetch stage; read-only at ``/workspace/source``
+      in every sandbox, never modified.
+    - ``hip/``: the translated tree as translation wrote it (root side); read-only at
+      ``/workspace/.translated``. Review pages, diffs, the patch and the tree download read this tree.
+    - ``records/``: everything the pipeline records (stage artifacts, logs, reference results);
+      never visible in any sandbox.
+    - ``work/``: the sandbox's ``/workspace``, the only thing a sandboxed command may write (the build
+      copy of the translated tree at ``work/hip``, ``work/build``, ``work/.home``). Hostile as soon as a
+      sandbox ran there: the root side reaches into it only through ``worker.contained`` and sandboxed
+      commands (``worker.toolchain.work``).
+    """
 
     root: Path
 
@@ -31,15 +43,30 @@ class Workspace:
         return self.root / "hip"
 
     @property
-    def build(self) -> Path:
-        return self.root / "build"
+    def records(self) -> Path:
+        return self.root / "records"
 
     @property
     def artifacts(self) -> Path:
-        return self.root / "artifacts"
+        """The records folder (the stages' artifacts live there; the older name)."""
+        return self.records
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def build(self) -> Path:
+        """``/workspace/build`` of the sandbox: never opened by path on the root side."""
+        return self.work / "build"
+
+    @property
+    def hip_copy(self) -> Path:
+        """``/workspace/hip``: the copy of the translated tree that builds run in (sandbox side only)."""
+        return self.work / "hip"
 
     def ensure(self) -> None:
-        for path in (self.root, self.artifacts):
+        for path in (self.root, self.records):
             path.mkdir(parents=True, exist_ok=True)
 
 

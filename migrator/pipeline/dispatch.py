@@ -24,6 +24,7 @@ from migrator.projects import transitions
 from migrator.projects.models import Run, Stage
 from migrator.projects.queues import is_rocm_queue
 from migrator.projects.workspaces import workspace_for
+from worker.contained import write_record
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages.smoke import REFERENCE_PENDING
 
@@ -40,10 +41,8 @@ def _task(name: str) -> Task:
 def send_stage(stage: Stage, queue: str) -> None:
     task_id = str(uuid.uuid4())
     if is_rocm_queue(queue) and _reference_wanted(stage):
-        # The smoke stage waits (up to its wait limit) for this marker to go before comparing.
-        marker = workspace_for(stage.run_id).artifacts
-        marker.mkdir(parents=True, exist_ok=True)
-        (marker / REFERENCE_PENDING).write_text(task_id)
+        # The smoke stage waits (up to its wait limit) for this record to go before comparing.
+        write_record(workspace_for(stage.run_id).records / REFERENCE_PENDING, task_id)
         _task(REFERENCE_RUN_TASK).apply_async(args=[stage.run_id], queue="cuda")
     transitions.mark_enqueued(stage, task_id, queue)
     _task(RUN_STAGE_TASK).apply_async(args=[stage.pk], queue=queue, task_id=task_id)

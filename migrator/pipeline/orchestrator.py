@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import importlib
 import logging
+import secrets
 import shutil
 import socket
 import time
-import traceback
 from collections.abc import Callable
 from types import ModuleType
 
@@ -35,9 +35,13 @@ from migrator.projects.models import Run, Stage
 from migrator.projects.signals import run_finished, stage_finished
 from migrator.projects.workspaces import project_cache_dir, workspace_for
 from migrator.runners.presence import online_runners, smoke_queue
+from worker.contained import append_record
 from worker.context import StageCancelled, StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages.smoke import REFERENCE_PENDING, run_reference
+from worker.toolchain.roots import ToolchainNotFound, select_root
+from worker.toolchain.sandbox import SandboxUnavailable
+from worker.toolchain.work import WorkError, copy_work, delete_tree, open_work
 
 log = logging.getLogger(__name__)
 
@@ -81,20 +85,20 @@ def execute_reference(run_id: int, *, worker: str = "") -> dict[str, object]:
     """Build the untranslated sources with nvcc and run the smoke command on a CUDA runner."""
     stage = Stage.objects.select_related("run", "run__project", "run__archive").get(run_id=run_id, name="smoke")
     workspace = workspace_for(run_id)
-    log_path = workspace.artifacts / "reference.log"
+    log_path = workspace.records / "reference.log"
     try:
-        with open(log_path, "a") as log_file:
-            def write(text: str) -> None:
-                log_file.write(text)
+        def write(text: str) -> None:
+            append_record(log_path, text)
 
-            ctx = build_context(stage, StageLog(stage.pk, run_id), log=write)
-            ctx.progress = lambda done, total: None
-            result = run_reference(ctx)
-    except Exception as exc:  # the smoke stage must learn the reference is gone, not wait for it
-        log.exception("reference run of run %s crashed", run_id)
-        result = {"ok": False, "summary": f"reference run crashed: {type(exc).__name__}: {exc}"}
+        ctx = build_context(stage, StageLog(stage.pk, run_id), log=write)
+        ctx.progress = lambda done, total: None
+        result = run_reference(ctx)
+    except Exception:  # the smoke stage must learn the reference is gone, not wait for it
+        reference = secrets.token_hex(6)
+        log.exception("reference run of run %s crashed (reference id %s)", run_id, reference)
+        result = {"ok": False, "summary": f"reference run crashed: internal error (reference id {reference})"}
     finally:
-        (workspace.artifacts / REFERENCE_PENDING).unlink(missing_ok=True)
+        (workspace.records / REFERENCE_PENDING).unlink(missing_ok=True)
     return result
 
 
@@ -160,10 +164,12 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
     except MissingSource as exc:
         stage_log.write(f"[migrator] {exc}\n")
         return StageState.FAILED, str(exc), {"missing_source": True}
-    except Exception as exc:  # a bug in a stage must end as a visible failure, never a stuck run
-        log.exception("stage %s of run %s crashed", stage.name, stage.run_id)
-        stage_log.write("\n[migrator] internal error\n" + traceback.format_exc())
-        return StageState.FAILED, f"internal error: {type(exc).__name__}: {exc}"[:500], {}
+    except Exception:  # a bug in a stage must end as a visible failure, never a stuck run
+        # The traceback (host paths, code) goes to the operator log only; the user gets the id to quote.
+        reference = secrets.token_hex(6)
+        log.exception("stage %s of run %s crashed (reference id %s)", stage.name, stage.run_id, reference)
+        stage_log.write(f"\n[migrator] internal error (reference id {reference})\n")
+        return StageState.FAILED, f"internal error (reference id {reference})", {}
     stage_log.write(f"[migrator] {stage.name} {result.outcome} in {time.monotonic() - started:.2f} s\n")
     return _OUTCOME_STATE[result.outcome], result.summary, result.data
 
@@ -173,7 +179,7 @@ def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] 
     settings = ProjectSettings.from_dict(run.settings_used)
     workspace = workspace_for(run.pk)
     if stage.name != "fetch" and not workspace.source.exists() and run.parent_id:
-        _copy_parent_workspace(run, workspace, stage_log)
+        _copy_parent_workspace(run, workspace, stage_log, settings)
     workspace.ensure()
     previous = {
         s.name: s.data for s in run.stages.filter(position__lt=stage.position).only("name", "data")
@@ -186,14 +192,31 @@ def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] 
     )
 
 
-def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog) -> None:
+def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog, settings: ProjectSettings) -> None:
+    """A re-run starts from its parent's folders: the root-written ``source/``, ``hip/`` and ``records/``
+    copied on the root side; the parent's ``work/`` (which its builds wrote) copied by a sandboxed
+    ``cp -a`` from a read-only view of it, never walked on the host."""
     parent_ws = workspace_for(run.parent_id or 0)
-    if not parent_ws.source.exists():
-        raise RuntimeError(f"the workspace of run #{run.parent.number if run.parent else '?'} is gone; re-run from fetch")
-    stage_log.write(f"[migrator] reusing the workspace of run #{run.parent.number if run.parent else '?'}\n")
-    if workspace.root.exists():
-        shutil.rmtree(workspace.root)
-    shutil.copytree(parent_ws.root, workspace.root, symlinks=True)
+    number = run.parent.number if run.parent else "?"
+    if not parent_ws.source.is_dir():
+        raise MissingSource(f"the workspace of run #{number} is gone; re-run from fetch")
+    stage_log.write(f"[migrator] reusing the workspace of run #{number}\n")
+    delete_tree(workspace.root)  # fd-based: whatever an earlier attempt's builds left is never followed
+    workspace.ensure()
+    for name in ("source", "hip", "records"):
+        folder = parent_ws.root / name
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.copytree(folder, workspace.root / name, symlinks=True, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns(REFERENCE_PENDING))
+    try:
+        root = select_root(settings.toolchain)
+    except ToolchainNotFound:
+        root = None  # a CUDA runner: the host's system folders, read-only, as its own sandbox uses
+    try:
+        with open_work(workspace) as work:
+            copy_work(parent_ws.work, work, root)
+    except (WorkError, SandboxUnavailable) as exc:
+        stage_log.write(f"[migrator] the build folders of run #{number} were not copied: {exc}\n")
 
 
 class MissingSource(Exception):

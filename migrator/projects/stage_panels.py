@@ -1,17 +1,15 @@
 """Extra context for the run page's per-stage result panels.
 
 The stage rows keep compact data; a few panels need a little more: scan findings grouped by
-severity and file with their explanations (from ``artifacts/scan.json``), compile diagnostics
+severity and file with their explanations (from ``records/scan.json``), compile diagnostics
 grouped by original file with links into the diff view, and the smoke run beside the CUDA
-reference run (``artifacts/reference.json``). Artifacts are read only when the panel shows.
+reference run (``records/reference.json``). Records are read only when the panel shows, through
+``worker.contained`` (beneath the run's ``records/``, regular files only, size-capped).
 """
 from __future__ import annotations
 
-import functools
-import json
 import shlex
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import TypedDict
 
 from django.urls import NoReverseMatch, reverse
@@ -21,6 +19,7 @@ from migrator.lib.diffview.sidebyside import compute_side_by_side
 from migrator.projects.causes import causes_from_data, user_include_dirs
 from migrator.projects.models import Run, Stage
 from migrator.projects.workspaces import workspace_for
+from worker.contained import ContainedFileError, clean_relative, load_json_beneath
 from worker.project_settings import ProjectSettings, SettingsError
 
 SEVERITY_ORDER = ("fatal", "error", "warning", "note", "info", "remark")
@@ -54,22 +53,16 @@ def review_url(run_id: int, path: str, line: int, side: str = "o") -> str:
 
 
 def _read_artifact(run: Run, relative: str) -> dict[str, object] | None:
-    root = workspace_for(run.pk).root.resolve()
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        return None
-    stat = path.stat()
-    return None if stat.st_size > ARTIFACT_READ_LIMIT else _load_json(str(path), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=16)
-def _load_json(path: str, mtime_ns: int, size: int) -> dict[str, object] | None:
-    """Parsed once per version of the file (the live page re-renders a panel every second); read-only."""
+    """A record of the run by its path in the run's folder (``records/scan.json``); None unless it is
+    a JSON object in ``records/`` (parsed once per version of the file: the live page re-renders a
+    panel every second; callers must not modify it)."""
     try:
-        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        name = clean_relative(relative)
+    except ContainedFileError:
         return None
-    return loaded if isinstance(loaded, dict) else None
+    if not name.startswith("records/"):
+        return None
+    return load_json_beneath(workspace_for(run.pk).records, name.removeprefix("records/"), limit=ARTIFACT_READ_LIMIT)
 
 
 def group_by_severity(items: Iterable[Item], file_key: str = "file") -> list[SeverityGroup]:
@@ -182,7 +175,7 @@ def output_rows(cuda_stdout: str, rocm_stdout: str) -> tuple[list[Row], bool]:
 
 
 def smoke_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
-    reference = _read_artifact(run, "artifacts/reference.json")
+    reference = _read_artifact(run, "records/reference.json")
     cuda_stdout, rocm_stdout = _stdout(reference), _stdout(data)
     context: dict[str, object] = {"reference_run": reference, "output_rows": [], "output_rows_cut": False}
     if cuda_stdout is not None and rocm_stdout is not None:

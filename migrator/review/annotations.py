@@ -27,9 +27,9 @@ KIND_DIAGNOSTIC = "diagnostic"
 
 def file_annotations(run: Run, tree: ReviewTree, pair: FilePair) -> list[Annotation]:
     """Every note for `pair`, the identifier ones from the whole translation account."""
-    notes = translation_notes(account_entries(run, tree.artifacts, full=True), pair.original_path)
+    notes = translation_notes(account_entries(run, tree.records, full=True), pair.original_path)
     notes += fix_notes(build_fixes(run), pair.translated_path)
-    notes += diagnostic_notes(diagnostics(run, tree.artifacts), pair.translated_path)
+    notes += diagnostic_notes(diagnostics(run, tree.records), pair.translated_path)
     return notes
 
 

@@ -45,8 +45,7 @@ def file_diff(run: Run, tree: ReviewTree, pair: FilePair, *, full: bool = False)
     cached = cache.get(key)
     if isinstance(cached, FileDiff):
         return cached
-    old = pair.old_file.read_bytes() if pair.old_file else None
-    new = pair.new_file.read_bytes() if pair.new_file else None
+    old, new = tree.read_original(pair), tree.read_translation(pair)
     # An unchanged file would fold away whole; it is shown whole instead.
     context = None if full or old == new else CONTEXT_LINES
     diff = diff_file(old, new, old_name=pair.original_path, new_name=pair.translated_path, context=context,

@@ -6,7 +6,6 @@ can find files the translation left alone.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path, PurePosixPath
@@ -16,6 +15,7 @@ from migrator.lib.diffview.tree import tree_changes
 from migrator.projects.models import Run
 from migrator.review.stagedata import account_entries, as_int, build_fixes, diagnostic_counts
 from migrator.review.tree import SKIPPED_DIRS, ReviewTree
+from worker.contained import walk_beneath
 
 FileFilter = Literal["changed", "unconverted", "errors", "all"]
 FILTER_CHOICES: list[tuple[FileFilter, str]] = [
@@ -101,7 +101,7 @@ class _Marks:
     def __init__(self, run: Run, tree: ReviewTree) -> None:
         self.unconverted = {
             str(e.get("path")): as_int(e.get("unconverted_total"))
-            for e in account_entries(run, tree.artifacts, full=False)
+            for e in account_entries(run, tree.records, full=False)
         }
         self.diagnostics = diagnostic_counts(run)
         self.fixes: dict[str, int] = {}
@@ -117,12 +117,4 @@ class _Marks:
 
 def _relative_files(root: Path) -> list[str]:
     """Regular files under `root` (no symlinks, no VCS folders) as POSIX relative paths."""
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-        base = Path(dirpath)
-        for name in filenames:
-            path = base / name
-            if not path.is_symlink() and path.is_file():
-                found.append(path.relative_to(root).as_posix())
-    return found
+    return [entry.relative for entry in walk_beneath(root, skip=SKIPPED_DIRS)]

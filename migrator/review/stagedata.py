@@ -3,23 +3,26 @@
 Keys, as the stages write them (typed in worker/payloads.py):
 - hipify (worker/stages/hipify.py, translator/account.py): ``renames`` {original: translated},
   ``files`` [{path, unconverted: [{name, line, column, reason}], unconverted_total, deprecated, ...}]
-  (at most 20 findings a file; the whole account is JSON at ``artifacts/<account_artifact>``),
+  (at most 20 findings a file; the whole account is JSON at ``records/<account_artifact>``),
   ``build_fixes`` [{rule_id, file, line, before, after}] with translated paths and lines.
 - compile (worker/toolchain/stage_data.py): ``diagnostics`` [{file, line, column, severity, message,
   original_file, original_line, ...}] with translated tree-relative paths (capped; all of them in
-  ``artifacts/compile.json``), ``summary`` {translated path: {errors, warnings}} over all of them.
+  ``records/compile.json``), ``summary`` {translated path: {errors, warnings}} over all of them.
+
+Records are read through ``worker.contained`` (beneath the run's ``records/``, regular files only,
+size-capped, parsed once per version of the file).
 """
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TypedDict
 
 from migrator.projects.models import Run
+from worker.contained import ContainedFileError, clean_relative, load_json_beneath
 
 JsonDict = dict[str, object]
 COMPILE_ARTIFACT = "compile.json"
+RECORD_READ_LIMIT = 256 * 1024 * 1024  # a large project's whole translation account is tens of megabytes
 
 
 class FileCounts(TypedDict):
@@ -57,45 +60,33 @@ def as_int(value: object, default: int = 0) -> int:
         return default
 
 
-def read_artifact(artifacts: Path, name: object) -> JsonDict:
-    """A JSON artifact of the run by its relative name; {} when absent, unreadable or outside."""
-    if not isinstance(name, str) or not name or ".." in PurePosixPath(name).parts or name.startswith("/"):
+def read_artifact(records: Path, name: object) -> JsonDict:
+    """A JSON record of the run by its records-relative name; {} when absent, unreadable or outside."""
+    if not isinstance(name, str):
         return {}
-    path = artifacts / name
     try:
-        stat = path.stat()
-    except OSError:
+        relative = clean_relative(name)
+    except ContainedFileError:
         return {}
-    return _parsed(str(path), stat.st_mtime_ns, stat.st_size)
+    return load_json_beneath(records, relative, limit=RECORD_READ_LIMIT) or {}
 
 
-@lru_cache(maxsize=8)
-def _parsed(path: str, mtime_ns: int, size: int) -> JsonDict:
-    """A parsed artifact, kept per process while the file is unchanged: a large project's account is
-    megabytes of JSON, and each file page of the run needs it once. Callers must not modify it."""
-    try:
-        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
-
-
-def account_entries(run: Run, artifacts: Path, *, full: bool) -> list[JsonDict]:
+def account_entries(run: Run, records: Path, *, full: bool) -> list[JsonDict]:
     """Per-file translation entries: the whole account when `full` and readable, else the stage data's."""
     data = hipify_data(run)
     if full:
-        account = read_artifact(artifacts, data.get("account_artifact"))
+        account = read_artifact(records, data.get("account_artifact"))
         if account:
             return dict_items(account.get("files"))
     return dict_items(data.get("files"))
 
 
-def diagnostics(run: Run, artifacts: Path) -> list[JsonDict]:
-    """All compile diagnostics (artifacts/compile.json), or the capped list on the stage row."""
+def diagnostics(run: Run, records: Path) -> list[JsonDict]:
+    """All compile diagnostics (records/compile.json), or the capped list on the stage row."""
     data = compile_data(run)
     if not data:
         return []
-    full = read_artifact(artifacts, COMPILE_ARTIFACT)
+    full = read_artifact(records, COMPILE_ARTIFACT)
     return dict_items(full.get("diagnostics")) if full else dict_items(data.get("diagnostics"))
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
@@ -73,20 +74,26 @@ def test_a_rejected_archive_fails_fetch_with_the_reason_in_log(
     assert _stage(run, "scan").summary == "skipped: fetch failed"
 
 
-def test_a_crashing_stage_is_a_visible_failure(
-    archive_project: Project, only_stages: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+def test_a_crashing_stage_is_a_visible_failure_whose_traceback_only_the_operator_sees(
+    archive_project: Project, only_stages: Callable[..., None], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     only_stages("fetch")
     import worker.stages.fetch as fetch_module
 
     def explode(ctx: StageContext) -> StageResult:
-        raise RuntimeError("disk on fire")
+        raise RuntimeError(f"disk on fire at {ctx.workspace.root}")
 
     monkeypatch.setattr(fetch_module, "run", explode)
     run = orchestrator.run_sync(_run(archive_project))
     fetch = _stage(run, "fetch")
-    assert fetch.state == StageState.FAILED and "disk on fire" in fetch.summary
-    assert "Traceback" in "".join(c.text for c in fetch.log_chunks.all())
+    shown = fetch.summary + "".join(c.text for c in fetch.log_chunks.all())
+    assert fetch.state == StageState.FAILED and fetch.summary.startswith("internal error (reference id ")
+    reference = fetch.summary.removeprefix("internal error (reference id ").removesuffix(")")
+    assert reference in shown and "Traceback" not in shown and "disk on fire" not in shown
+    assert str(settings.MIGRATOR_WORKSPACE_ROOT) not in shown  # no host path reaches the user
+    [record] = [r for r in caplog.records if reference in r.getMessage()]
+    assert record.exc_info is not None and "disk on fire" in str(record.exc_info[1])  # the operator's log has it
 
 
 

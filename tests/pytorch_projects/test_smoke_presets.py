@@ -57,7 +57,7 @@ def test_llm_serve_passes_with_its_figures(tmp_path: Path, monkeypatch: pytest.M
     assert result.outcome == "passed", result.summary
     assert result.summary.startswith("llm-serve passed: TTFT ")
     assert result.data["run"]["result"]["prompts"][0]["text"] == "z y x"
-    assert json.loads((tmp_path / "ws/artifacts/smoke.json").read_text())["passed"] is True
+    assert json.loads((tmp_path / "ws/records/smoke.json").read_text())["passed"] is True
 
 
 def test_a_bad_preset_is_refused_when_saved_with_the_option_named(tmp_path: Path) -> None:

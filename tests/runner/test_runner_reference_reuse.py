@@ -19,7 +19,7 @@ PIN = "c" * 64
 def _smoke_ctx(tmp_path: Path, run_id: int, **settings: object) -> LoggedContext:
     workspace = Workspace(tmp_path / "run")
     workspace.ensure()
-    workspace.build.mkdir(exist_ok=True)
+    workspace.build.mkdir(parents=True, exist_ok=True)
     return LoggedContext(run_id=run_id, project_id=1, workspace=workspace, settings=ProjectSettings.from_dict(settings),
                          cache_dir=tmp_path / "cache", source_spec={"kind": "archive", "sha256": PIN})
 

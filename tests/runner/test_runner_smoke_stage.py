@@ -21,7 +21,7 @@ def _isolated_locks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def _ctx(tmp_path: Path, **settings: object) -> LoggedContext:
     workspace = Workspace(tmp_path / "run")
     workspace.ensure()
-    workspace.build.mkdir()
+    workspace.build.mkdir(parents=True)
     return LoggedContext(
         run_id=1, project_id=1, workspace=workspace, settings=ProjectSettings.from_dict(settings),
         cache_dir=tmp_path / "cache", source_spec={},

@@ -165,18 +165,20 @@ def test_hipify_perl_reads_no_host_file_through_a_planted_link_and_no_name_reach
     assert not (root / OUTPUT_DIR).exists()
 
 
-def test_an_engines_sandbox_can_write_only_its_own_folder(tmp_path: Path) -> None:
+def test_an_engines_sandbox_cannot_write_the_source_the_translation_or_the_records(tmp_path: Path) -> None:
     workspace = Workspace(tmp_path / "run")
-    for folder in (workspace.source, workspace.hip, workspace.artifacts, workspace.build):
+    for folder in (workspace.source, workspace.hip, workspace.records):
         folder.mkdir(parents=True)
     ctx = context(workspace.root)
-    sandbox, output = engine_sandbox(ctx, select_root())
-    names = ["source/s", "hip/h", "artifacts/translation.json", "build/b", f"{OUTPUT_DIR}/ok"]
-    done = sandbox.run(["/bin/sh", "-c", 'for f; do touch "/workspace/$f" 2>/dev/null && echo "wrote $f"; done',
-                        "sh", *names])
-    assert done.process.output.split() == ["wrote", f"{OUTPUT_DIR}/ok"]
-    assert not any((workspace.root / name).exists() for name in names[:-1])
-    assert output == workspace.root / OUTPUT_DIR
+    with engine_sandbox(ctx, select_root()) as (sandbox, output):
+        names = ["source/s", ".translated/h", "records/translation.json", "../records/translation.json",
+                 f"{OUTPUT_DIR}/ok"]
+        done = sandbox.run(["/bin/sh", "-c", 'for f; do touch "/workspace/$f" 2>/dev/null && echo "wrote $f"; done',
+                            "sh", *names])
+        assert done.process.output.split() == ["wrote", f"{OUTPUT_DIR}/ok"]
+        assert output == workspace.work / OUTPUT_DIR and (output / "ok").is_file()
+    assert not any((workspace.root / name).exists() for name in ("source/s", "hip/h", "records/translation.json"))
+    assert not output.exists()  # the engine's folder goes when the block ends
 
 
 def test_what_an_engine_leaves_is_taken_in_only_as_regular_files_inside_its_folder(tmp_path: Path, canary: Path) -> None:

@@ -47,7 +47,9 @@ def test_smoke_runs_where_the_build_put_its_programs(tmp_path: Path) -> None:
         return StageContext(1, 1, Workspace(tmp_path), ProjectSettings(), tmp_path / "cache", {},
                             previous={"compile": previous})
 
-    assert smoke_run_dir(context({"project_build": {"run_dir": "build"}})) == tmp_path / "build"
-    assert smoke_run_dir(context({"project_build": {"run_dir": "hip"}})) == tmp_path / "hip"
-    (tmp_path / "build" / "bin").mkdir(parents=True)
-    assert smoke_run_dir(context({"files": []})) == tmp_path / "build" / "bin"
+    # In the run's work/ folder: the sandbox's /workspace/build and /workspace/hip (the build's copy)
+    assert smoke_run_dir(context({"project_build": {"run_dir": "build"}})) == tmp_path / "work" / "build"
+    assert smoke_run_dir(context({"project_build": {"run_dir": "hip"}})) == tmp_path / "work" / "hip"
+    assert smoke_run_dir(context({"files": []})) == tmp_path / "work" / "build"
+    (tmp_path / "work" / "build" / "bin").mkdir(parents=True)
+    assert smoke_run_dir(context({"files": []})) == tmp_path / "work" / "build" / "bin"

@@ -167,7 +167,8 @@ def test_project_mode_builds_with_the_projects_makefile_in_the_sandbox(tmp_path:
     result = compile_stage.run(ctx)
     assert result.outcome == "passed", "".join(logs)
     assert result.data["project_build"]["sandbox"] == "bwrap"
-    assert (ctx.workspace.hip / "k.o").is_file() and "hipcc --offload-arch=gfx90a" in "".join(logs)
+    assert (ctx.workspace.hip_copy / "k.o").is_file() and "hipcc --offload-arch=gfx90a" in "".join(logs)
+    assert not (ctx.workspace.hip / "k.o").exists()  # the translated tree itself is never the build's
     linked = link_stage.run(StageContext(**{**ctx.__dict__, "previous": {"compile": result.data}}))
     assert linked.outcome == "passed"
 
@@ -198,5 +199,5 @@ def test_project_mode_fails_clearly_when_the_build_reaches_for_the_network(tmp_p
 def test_project_build_files_are_owned_by_the_sandbox_user_not_root(tmp_path: Path) -> None:
     ctx = project_context(tmp_path, ProjectSettings(build_mode="project", build_command="touch made-here"), [])
     assert compile_stage.run(ctx).outcome == "passed"
-    made = ctx.workspace.hip / "made-here"
+    made = ctx.workspace.hip_copy / "made-here"
     assert made.is_file() and (os.geteuid() != 0 or made.stat().st_uid == sandbox_uid())

@@ -5,18 +5,24 @@ here; :func:`run_preset_on_gpu` leases one GPU of the probe exactly like a plain
 runs the preset in the sandbox over the toolchain root, with the lease's variables; the device's
 memory sampler watches from outside. ``train-steps`` runs the training command there and judges
 its output here; ``llm-serve`` runs ``preset_serve.py`` itself in the sandbox (server and client
-must share its network namespace) and reads its JSON answer.
+must share its network namespace) and reads its JSON answer. The script, its spec and the reference
+are written on the root side into ``inputs``, a folder no sandbox can write (a run's records), and
+bound read-only at ``/tmp/migrator-preset``: nothing is ever written into the sandbox's workspace.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from worker.contained import write_record
 from worker.runner.execute import Execution, GpuSampler, run_command
 from worker.runner.gpus import Gpu, GpuProbe
 from worker.runner.job import no_device
@@ -27,7 +33,7 @@ from worker.runner.sampling import gpu_memory_sampler
 from worker.toolchain.sandbox import PATH, Sandbox, SandboxLimits, SandboxUnavailable
 
 SERVE_SCRIPT = Path(__file__).resolve().parent / "preset_serve.py"
-PRESET_DIR = ".migrator-preset"  # under the workspace: the serve script, its spec and the reference
+PRESET_MOUNT = "/tmp/migrator-preset"  # the inputs folder, read-only in the sandbox
 
 PRESETS = ("train-steps", "llm-serve")
 PresetSpec = TrainStepsSpec | ServeSpec
@@ -87,16 +93,16 @@ def serve_timeout(spec: ServeSpec) -> float:
 
 
 def _serve_in_sandbox(spec: ServeSpec, sandbox: Sandbox, cwd: Path, env: dict[str, str], sampler: GpuSampler | None,
-                      reference: dict[str, object] | None, cancel: Callable[[], bool] | None
-                      ) -> tuple[dict[str, object], bool]:
-    folder = sandbox.writable_dir(sandbox.workspace / PRESET_DIR)
-    shutil.copyfile(SERVE_SCRIPT, folder / "preset_serve.py")
-    (folder / "spec.json").write_text(json.dumps(dataclasses.asdict(spec)))
-    argv = ["python3", "-I", sandbox.inside(folder / "preset_serve.py"), sandbox.inside(folder / "spec.json"),
-            sandbox.inside(cwd)]
+                      reference: dict[str, object] | None, cancel: Callable[[], bool] | None,
+                      inputs: Path) -> tuple[dict[str, object], bool]:
+    write_record(inputs / "preset_serve.py", SERVE_SCRIPT.read_bytes())
+    write_record(inputs / "spec.json", json.dumps(dataclasses.asdict(spec)))
+    argv = ["python3", "-I", f"{PRESET_MOUNT}/preset_serve.py", f"{PRESET_MOUNT}/spec.json", sandbox.inside(cwd)]
     if reference is not None:
-        (folder / "reference.json").write_text(json.dumps(reference))
-        argv.append(sandbox.inside(folder / "reference.json"))
+        write_record(inputs / "reference.json", json.dumps(reference))
+        argv.append(f"{PRESET_MOUNT}/reference.json")
+    os.chmod(inputs, 0o755)  # the sandbox user reads it, whatever the worker's umask
+    sandbox = sandbox.with_binds({PRESET_MOUNT: inputs})
     execution = _run_boxed(sandbox, argv, cwd, _limits(serve_timeout(spec), 4_000_000), env, sampler, cancel)
     last = execution.stdout.strip().splitlines()[-1:] if execution.stdout.strip() else []
     try:
@@ -111,11 +117,29 @@ def _serve_in_sandbox(spec: ServeSpec, sandbox: Sandbox, cwd: Path, env: dict[st
     return result, bool(result.get("passed"))
 
 
+@contextmanager
+def _inputs_folder(inputs: Path | None) -> Iterator[Path]:
+    """``inputs`` emptied, or a fresh temporary folder (removed afterwards): root-side, never the sandbox's."""
+    if inputs is not None:
+        shutil.rmtree(inputs, ignore_errors=True)
+        inputs.mkdir(parents=True)
+        yield inputs
+        return
+    folder = Path(tempfile.mkdtemp(prefix="migrator-preset-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def run_preset_on_gpu(spec: PresetSpec, cwd: Path, probe: GpuProbe, sandbox: Sandbox, *, wait_timeout_s: float,
                       lock_dir: Path | None = None, reference: dict[str, object] | None = None,
                       log: Callable[[str], None] = lambda text: None,
-                      cancel: Callable[[], bool] | None = None) -> PresetRun:
-    """Lease one GPU, run the preset in ``sandbox`` (``cwd`` inside its workspace), measure and judge it."""
+                      cancel: Callable[[], bool] | None = None, inputs: Path | None = None) -> PresetRun:
+    """Lease one GPU, run the preset in ``sandbox`` (``cwd`` inside its workspace), measure and judge it.
+
+    ``inputs``: a folder the sandbox cannot write (a run's records) for the serve script and its spec;
+    default: a temporary folder."""
     name = "train-steps" if isinstance(spec, TrainStepsSpec) else "llm-serve"
     if not probe.gpus:
         missing = no_device(probe)
@@ -138,7 +162,9 @@ def run_preset_on_gpu(spec: PresetSpec, cwd: Path, probe: GpuProbe, sandbox: San
                 result, passed = train.to_dict(), train.passed
             else:
                 log(f"$ {spec.command}\n")
-                result, passed = _serve_in_sandbox(spec, sandbox, cwd, lease.env(), sampler, reference, cancel)
+                with _inputs_folder(inputs) as folder:
+                    result, passed = _serve_in_sandbox(spec, sandbox, cwd, lease.env(), sampler, reference, cancel,
+                                                       folder)
         except (OSError, SandboxUnavailable) as exc:
             return PresetRun(name, probe, lease.gpu, lease.env(), error=f"could not start the preset: {exc}",
                              classification="failed")

@@ -3,7 +3,10 @@
 Build mirrors the per-TU mode of the HIP side: each translation unit (.cu, .cpp, .cc, .cxx, .c)
 is compiled with ``nvcc -c``; each unit that defines ``main`` is linked with all the units that
 do not into ``<build_dir>/<stem of the main file>``. The target is the leased GPU's ``sm_XX``,
-else ``-arch=native``. Standard library only: this module also runs on bare GPU machines.
+else ``-arch=native``. Every nvcc call runs in the sandbox (the host's toolkit read-only): for a run,
+the sources read-only at ``/workspace/source`` and the build folder in its ``work/``, which the root
+side reaches only through sandboxed commands. Standard library only: this module also runs on bare GPU
+machines.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from translator.globs import is_excluded
 from translator.tree import link_stays_inside
 from worker.project_settings import ProjectSettings
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.work import WorkError, make_dirs, remove
 
 TU_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
 BUILD_OUTPUT_LIMIT = 200_000
@@ -109,10 +113,13 @@ def _step(argv: list[str], target: str, sandbox: Sandbox, cwd: Path, timeout_s: 
 
 def _inside_argument(sandbox: Sandbox, argument: str) -> str:
     """Workspace paths in an argument (``-I/ws/source``, ``/ws/build/a.o``) as the sandbox sees them."""
-    workspace = str(sandbox.workspace)
     for prefix in ("-I", "-o", ""):
-        if argument.startswith(prefix + workspace):
-            return prefix + sandbox.inside(argument[len(prefix):])
+        rest = argument[len(prefix):]
+        if argument.startswith(prefix) and rest.startswith("/"):
+            try:
+                return prefix + sandbox.inside(rest)
+            except ValueError:
+                continue  # not a path of the workspace or its read-only folders (a system folder)
     return argument
 
 
@@ -159,9 +166,14 @@ def build_cuda_reference(
 ) -> BuildResult:
     """Compile and link the untranslated sources; a failed compile is a result, not an exception."""
     started = time.monotonic()
-    source, build = Path(source_tree).resolve(), Path(build_dir).resolve()
-    (build / "obj").mkdir(parents=True, exist_ok=True)
+    source, build = Path(source_tree).resolve(), Path(os.path.abspath(build_dir))  # build: never resolved
     result = BuildResult(ok=False, arch=arch or "native", build_dir=str(build))
+    try:
+        remove(sandbox, sandbox.inside(build))  # the build folder is the sandbox's: emptied and made there
+        make_dirs(sandbox, sandbox.inside(build / "obj"))
+    except (WorkError, SandboxUnavailable, ValueError) as exc:
+        result.error = f"could not prepare the build folder: {exc}"
+        return result
     nvcc = shutil.which(nvcc) or nvcc  # the same path inside: the host's /usr and /opt are bound read-only
     result.compiles = _compile_all(source, build, settings, arch, nvcc, log, sandbox)
     failed = [r.target for r in result.compiles if not r.ok]

@@ -9,10 +9,11 @@ offload_archs, cxx_std, include_dirs, defines, extra_flags, compile/build limits
 (the toolchain root; every compiler and build command runs in the sandbox over it),
 ``ctx.hipify_data()["renames"]`` when present (original -> translated path, as the translator
 records them; inverted here for mapping diagnostics back).
-Outputs: objects under ``ctx.workspace.build/obj`` (per-TU mode) or the project's
-own build tree; data with toolchain, per-file results, diagnostics mapped to
-original lines (capped; all of them in ``artifacts/compile.json``), a per-file
-summary and cache hits/misses. The streamed log is the raw compiler output.
+Outputs: objects under ``/workspace/build/obj`` (per-TU mode: compiled from the read-only translated
+tree) or the project's own build in ``/workspace/hip`` (a fresh copy of the translated tree made in the
+sandbox) and ``/workspace/build``, all in the run's ``work/`` folder; data with toolchain, per-file
+results, diagnostics mapped to original lines (capped; all of them in ``records/compile.json``), a
+per-file summary and cache hits/misses. The streamed log is the raw compiler output.
 Fails when the translated tree is missing, no toolchain root is installed, the sandbox cannot
 start (bubblewrap or user namespaces missing: nothing runs unsandboxed), any TU fails, times
 out or crashes the compiler, or (project mode) the sandboxed build fails.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 
+from worker.contained import write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import BuildUnitData, CompileData, ProjectBuildData
 from worker.stages.kind_gate import kind_gate
@@ -29,6 +31,8 @@ from worker.toolchain.compile import FileResult, compile_tree
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.linemap import TreeLineMap
 from worker.toolchain.project_build import run_project_build
+from worker.toolchain.roots import select_root
+from worker.toolchain.sandbox import Sandbox, SandboxUnavailable
 from worker.toolchain.sources import BuildUnit
 from worker.toolchain.stage_data import (
     MAX_STORED_DIAGNOSTICS,
@@ -36,28 +40,39 @@ from worker.toolchain.stage_data import (
     diagnostic_data,
     summary_by_file,
 )
+from worker.toolchain.work import BUILD, HIP_COPY, WorkError, copy_translated, make_dirs, open_work, remove, run_sandbox
 
 
 def run(ctx: StageContext) -> StageResult:
     if (gated := kind_gate(ctx, "compile")) is not None:  # project kinds (issue 16): not applicable, or needs ROCm PyTorch
         return gated
     if not ctx.workspace.hip.is_dir():
-        return StageResult("failed", "No translated tree to compile: the hipify stage did not produce workspace/hip.")
+        return StageResult("failed", "No translated tree to compile: the hipify stage did not produce one.")
     toolchain = detect_toolchain(ctx.settings.toolchain)
     if not toolchain.available:
         return StageResult.failed(f"No ROCm toolchain: {toolchain.error}", **CompileData(toolchain=toolchain.to_dict()))
     ctx.log(f"toolchain {toolchain.name}: HIP {toolchain.hipcc_version}, clang {toolchain.clang_version}, "
-            f"in the sandbox over {toolchain.root} (workspace at /workspace, no network)\n")
+            "in the sandbox over that toolchain root (the translated tree at /workspace/.translated, "
+            "the build at /workspace/build, no network)\n")
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
     choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
     ctx.log(f"{choice.reason}\n")
-    if choice.mode == "project":
-        return _project_build(ctx, line_map, toolchain.to_dict(), choice.reason)
-    report = compile_tree(
-        ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.cache_dir, toolchain,
-        original_tree=ctx.workspace.source, on_file=lambda result, done, total: _log_file(ctx, result, done, total),
-        should_stop=ctx.is_cancelled, units=choice.units,
-    )
+    with open_work(ctx.workspace) as work:
+        sandbox = run_sandbox(select_root(toolchain.name), ctx.workspace, work)
+        try:
+            remove(sandbox, HIP_COPY, BUILD)  # a redelivered compile starts clean
+            if choice.mode == "project":
+                copy_translated(sandbox, fresh=True)
+            make_dirs(sandbox, BUILD)
+        except (WorkError, SandboxUnavailable) as exc:
+            return StageResult.failed(str(exc), **CompileData(toolchain=toolchain.to_dict()))
+        if choice.mode == "project":
+            return _project_build(ctx, sandbox, line_map, toolchain.to_dict(), choice.reason)
+        report = compile_tree(
+            ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.cache_dir, toolchain,
+            original_tree=ctx.workspace.source, on_file=lambda result, done, total: _log_file(ctx, result, done, total),
+            should_stop=ctx.is_cancelled, units=choice.units, sandbox=sandbox,
+        )
     ctx.check_cancelled()
     if report.error:
         return StageResult.failed(report.error, **CompileData(toolchain=toolchain.to_dict()))
@@ -87,9 +102,10 @@ def _unit_data(unit: BuildUnit) -> BuildUnitData:
                          include_dirs=unit.include_dirs, defines=unit.defines, link_libraries=unit.link_libraries)
 
 
-def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str, object], reason: str) -> StageResult:
-    report = run_project_build(ctx.workspace.root, ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.log,
-                               should_stop=ctx.is_cancelled)
+def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, toolchain: dict[str, object],
+                   reason: str) -> StageResult:
+    report = run_project_build(ctx.workspace.work, ctx.workspace.hip_copy, ctx.workspace.build, ctx.settings, ctx.log,
+                               should_stop=ctx.is_cancelled, sandbox=sandbox, read_tree=ctx.workspace.hip)
     ctx.check_cancelled()
     diagnostics = [diagnostic_data("", d, line_map) for d in report.diagnostics]
     build = ProjectBuildData(
@@ -106,9 +122,8 @@ def _project_build(ctx: StageContext, line_map: TreeLineMap, toolchain: dict[str
 
 
 def _store(ctx: StageContext, payload: CompileData) -> None:
-    """Full payload to artifacts/compile.json; the stage row keeps at most MAX_STORED_DIAGNOSTICS."""
-    ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
-    (ctx.workspace.artifacts / "compile.json").write_text(json.dumps(payload, indent=1))
+    """Full payload to records/compile.json; the stage row keeps at most MAX_STORED_DIAGNOSTICS."""
+    write_record(ctx.workspace.records / "compile.json", json.dumps(payload, indent=1))
     diagnostics = payload.get("diagnostics", [])
     if len(diagnostics) > MAX_STORED_DIAGNOSTICS:
         payload["diagnostics"] = diagnostics[:MAX_STORED_DIAGNOSTICS]

@@ -2,16 +2,18 @@
 
 PyTorch's hipify and hipify-perl read user files, so they run in the sandbox over the toolchain root and
 what they leave behind is hostile: any name in their output may be a link to a host file or a FIFO. The
-engine sees the run's workspace read-only except for one fresh folder, ``OUTPUT_DIR``; the translated
-tree (``workspace.hip``) is made on the root side as a copy of the source and each file the engine
-produced is copied into it through ``worker/contained.py`` (opened beneath the output folder, regular
-files only, size-capped), never into a folder of the translated tree that is itself a link.
+engine sees the source and the translated tree read-only and writes into one fresh folder of the run's
+``work/``, ``OUTPUT_DIR``; the translated tree (``workspace.hip``) is made on the root side as a copy of
+the source and each file the engine produced is copied into it through ``worker/contained.py`` (opened
+beneath the output folder, which is never followed if it became a link; regular files only, size-capped),
+never into a folder of the translated tree that is itself a link.
 """
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -19,25 +21,30 @@ from worker.contained import ContainedFileError, Entry, clean_relative, copy_out
 from worker.context import StageContext
 from worker.sources.treelinks import first_link_in_path
 from worker.toolchain.roots import ToolchainRoot
-from worker.toolchain.sandbox import Sandbox
+from worker.toolchain.sandbox import MOUNT, Sandbox
+from worker.toolchain.work import make_dirs, open_work, remove, run_sandbox
 
 OUTPUT_DIR = "hipify-out"  # the one folder of the workspace an engine may write
 MAX_FILE = 64 * 1024 * 1024  # an engine's output file larger than this is not taken
 
 
-def engine_sandbox(ctx: StageContext, root: ToolchainRoot, tools: Mapping[str, Path] | None = None
-                   ) -> tuple[Sandbox, Path]:
-    """A sandbox over the run's workspace in which only a fresh ``OUTPUT_DIR`` can be written, and that folder."""
-    workspace = ctx.workspace.root
-    output = workspace / OUTPUT_DIR
-    if output.exists() or output.is_symlink():
-        _remove(output)
-    output.mkdir()
-    if not ctx.workspace.hip.exists():  # bound read-only below, so the engine cannot make it for us
-        ctx.workspace.hip.mkdir()
-    read_only = sorted(entry.name for entry in workspace.iterdir()
-                       if entry.name not in (OUTPUT_DIR, ".home") and entry.is_dir() and not entry.is_symlink())
-    return Sandbox(root, workspace, read_only=read_only, tools=tools), output
+@contextmanager
+def engine_sandbox(ctx: StageContext, root: ToolchainRoot, tools: Mapping[str, Path] | None = None, *,
+                   folders: Sequence[str] = ()) -> Iterator[tuple[Sandbox, Path]]:
+    """A sandbox of the run (``run_sandbox``: the source and the translated tree read-only, only the run's
+    ``work/`` writable) and the engine's fresh output folder in it, ``work/OUTPUT_DIR`` (with ``folders``
+    made below it), all made by sandboxed commands; the folder is removed when the block ends."""
+    if not ctx.workspace.hip.exists():  # bound read-only, so the engine cannot make it for us
+        ctx.workspace.hip.mkdir(parents=True)
+    with open_work(ctx.workspace) as work:
+        sandbox = run_sandbox(root, ctx.workspace, work, tools=tools)
+        inside = MOUNT / OUTPUT_DIR
+        remove(sandbox, inside)
+        make_dirs(sandbox, inside, *(inside / folder for folder in folders if folder not in ("", ".")))
+        try:
+            yield sandbox, work / OUTPUT_DIR
+        finally:
+            discard(work / OUTPUT_DIR)
 
 
 def copy_source(source: Path, hip: Path) -> None:

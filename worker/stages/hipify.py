@@ -4,8 +4,9 @@ Inputs: ``ctx.workspace.source`` (never modified) and the hipify settings
 (``hipify_engine``, ``launch_style``, ``roc_libraries``, ``rename_cu_to_hip``,
 ``exclude_globs``, ``target_hip_version``).
 Outputs: ``ctx.workspace.hip``, a full copy of the source with CUDA-bearing files
-translated; ``artifacts/translation.json`` with the full account; stage data with the
-run totals and compact per-file entries (at most ``MAX_LISTED`` unconverted names each).
+translated (written on the root side: no sandbox ever writes it); ``records/translation.json`` with
+the full account; stage data with the run totals and compact per-file entries (at most
+``MAX_LISTED`` unconverted names each).
 Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not in the
 chosen toolchain root (Debian's roots have hipify-perl, not hipify-clang; a host copy is never used), or
 fails on any file (the summary gives the count); PyTorch's hipify failing or no sandbox. Every engine
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from translator import TranslateOptions, TreeAccount, translate_tree
 from translator.account import FileAccount
@@ -26,16 +27,18 @@ from translator.external import ENGINES, engine_command, parse_statistics
 from translator.globs import is_excluded
 from translator.torch_hipify import TorchHipifyError
 from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, walk
+from worker.contained import write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import FixData, HipifyData
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
-from worker.stages.engine_tree import copy_into, copy_source, discard, engine_sandbox
+from worker.stages.engine_tree import copy_into, copy_source, engine_sandbox
 from worker.stages.pytorch_hipify import apply_python_port
 from worker.stages.torch_engine import run_torch_engine, wants_torch_engine
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.roots import ToolchainRoot, select_root
 from worker.toolchain.sandbox import MOUNT, Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.work import WorkError
 from worker.wording import counted
 
 ACCOUNT_ARTIFACT = "translation.json"
@@ -68,14 +71,14 @@ def _declared_names(toolchain: Toolchain) -> frozenset[str] | None:
 def run(ctx: StageContext) -> StageResult:
     source = ctx.workspace.source
     if not source.is_dir():
-        return StageResult.failed(f"no source tree at {source}; did the fetch stage run?")
+        return StageResult.failed("no source tree; did the fetch stage run?")
     ctx.workspace.ensure()
     options = options_from(ctx)
     engine_name = ctx.settings.hipify_engine
     # PyTorch extensions: PyTorch's own hipify, what ROCm PyTorch's BuildExtension runs (None: not installed)
     try:
         torch_account = run_torch_engine(ctx) if wants_torch_engine(ctx) else None
-    except (TorchHipifyError, SandboxUnavailable) as exc:
+    except (TorchHipifyError, SandboxUnavailable, WorkError) as exc:
         return StageResult.failed(str(exc))
     if torch_account is not None:
         account = torch_account
@@ -93,7 +96,7 @@ def run(ctx: StageContext) -> StageResult:
                                       "in the sandbox; choose another hipify engine (builtin works everywhere)")
         try:
             account = _run_external(ctx, select_root(toolchain.name), engine, options)
-        except SandboxUnavailable as exc:
+        except (SandboxUnavailable, WorkError) as exc:
             return StageResult.failed(str(exc))
         failed = [f for f in account.files if f.status == "failed"]
         if failed:
@@ -122,11 +125,11 @@ def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:
 
 
 def _data(ctx: StageContext, account: TreeAccount, fixes: list[FixData], generated: list[str]) -> HipifyData:
-    artifact = ctx.workspace.artifacts / ACCOUNT_ARTIFACT
-    artifact.write_text(json.dumps(account.to_dict(), indent=1))
+    artifact = ctx.workspace.records / ACCOUNT_ARTIFACT
+    write_record(artifact, json.dumps(account.to_dict(), indent=1))
     return HipifyData(
         **account.to_dict(max_findings=MAX_LISTED, only_interesting=True),
-        account_artifact=artifact.relative_to(ctx.workspace.artifacts).as_posix(),
+        account_artifact=artifact.relative_to(ctx.workspace.records).as_posix(),
         notebook_slugs=["hipify-unconverted"] if account.totals()["unconverted_total"] else [],
         build_fixes=fixes, generated_files=generated,
     )
@@ -150,12 +153,9 @@ def _run_external(ctx: StageContext, root: ToolchainRoot, engine: str, options: 
     wanted = {path.relative_to(source).as_posix() for path in files if not path.is_symlink()
               and path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES}
     wanted = {name for name in wanted if not is_excluded(name, options.exclude_globs)}
-    sandbox, output = engine_sandbox(ctx, root)
-    for name in wanted:  # the engine writes files, not folders; made before anything ran in this folder
-        (output / name).parent.mkdir(parents=True, exist_ok=True)
     copy_source(source, hip)
     account = TreeAccount(source=str(source), destination=str(hip), engine=Path(engine).name)
-    try:
+    with engine_sandbox(ctx, root, folders=sorted({str(PurePosixPath(name).parent) for name in wanted})) as (sandbox, output):
         for index, path in enumerate(files, start=1):
             ctx.check_cancelled()
             relative = path.relative_to(source).as_posix()
@@ -164,8 +164,6 @@ def _run_external(ctx: StageContext, root: ToolchainRoot, engine: str, options: 
             elif path.is_symlink() and path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES:
                 account.files.append(FileAccount(path=relative, status="copied"))  # as the builtin engine does
             ctx.progress(index, len(files))
-    finally:
-        discard(output)
     account.renames.update({f.path: f.renamed_to for f in account.files if f.renamed_to})
     return account
 

@@ -6,22 +6,26 @@ project build's link problems in project mode), ``ctx.workspace.hip`` (to find
 link_libraries, offload_archs). Outputs: binaries under ``ctx.workspace.build/bin``
 or ``/lib``; data with targets, libraries used and link problems (undefined
 symbols demangled with the object needing them, missing ``-l`` libraries mapped
-to the ROCm library and package); the full payload in ``artifacts/link.json``.
+to the ROCm library and package); the full payload in ``records/link.json``. Linking runs in the
+run's sandbox over the objects in ``/workspace/build``.
 Fails when compile data is missing or failed, or any target fails to link;
 skipped when link_target is "none".
 """
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from worker.contained import write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import CompileData, LinkData
 from worker.stages.kind_gate import kind_gate
+from worker.toolchain.compile import object_path
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.link import link_objects
+from worker.toolchain.roots import select_root
 from worker.toolchain.sources import build_units
 from worker.toolchain.stage_data import link_payload
+from worker.toolchain.work import open_work, run_sandbox
 
 
 def run(ctx: StageContext) -> StageResult:
@@ -37,19 +41,23 @@ def run(ctx: StageContext) -> StageResult:
     files = compiled.get("files", [])
     if any(f.get("status") != "passed" for f in files):
         return StageResult.failed("Not linking: some translation units failed to compile.")
-    objects = {f["path"]: Path(f["object_path"]) for f in files if f.get("object_path")}
+    # Where the compile stage put each object in this run's build folder (a re-run's were copied from its
+    # parent's, whose recorded paths name the parent's folder).
+    objects = {f["path"]: object_path(ctx.workspace.build, f["path"]) for f in files if f.get("object_path")}
     toolchain = detect_toolchain(ctx.settings.toolchain)
     ctx.log(f"linking {len(objects)} objects ({ctx.settings.link_target})\n")
     units = build_units(ctx.workspace.hip, ctx.settings.exclude_globs) if compiled.get("build_units") else []
-    report = link_objects(objects, ctx.workspace.hip, ctx.workspace.build, ctx.settings, toolchain, units=units)
+    with open_work(ctx.workspace) as work:
+        sandbox = run_sandbox(select_root(toolchain.name), ctx.workspace, work) if toolchain.available else None
+        report = link_objects(objects, ctx.workspace.hip, ctx.workspace.build, ctx.settings, toolchain, units=units,
+                              sandbox=sandbox)
     for target in report.targets:
         ctx.log(f"{target.name}: {target.status}\n")
         ctx.log(" ".join(target.command) + "\n")
         if target.output.strip():
             ctx.log(target.output if target.output.endswith("\n") else target.output + "\n")
     payload = LinkData(**link_payload(report), toolchain=toolchain.to_dict())
-    ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
-    (ctx.workspace.artifacts / "link.json").write_text(json.dumps(payload, indent=1))
+    write_record(ctx.workspace.records / "link.json", json.dumps(payload, indent=1))
     if report.error:
         return StageResult.failed(f"Link failed: {report.error}.", **payload)
     problems = report.problems

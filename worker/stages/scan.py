@@ -3,7 +3,7 @@
 Inputs: ``ctx.workspace.source`` (read only), ``ctx.settings.exclude_globs``.
 Outputs: data = {"inventory", "findings" (compact, capped), "findings_total", "findings_by_severity",
 "findings_by_rule", "readiness", "artifact"}; the full findings list goes to
-``ctx.workspace.artifacts / "scan.json"``.
+``records/scan.json`` (``"artifact"`` names it relative to the run's folder).
 Failure modes: passed even when findings exist (they are information); failed only when the
 source tree is missing or cannot be read.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from worker.contained import write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import ScanData, ScanFindingData
 from worker.scanning.findings import scan_build_files
@@ -44,11 +45,11 @@ def _summary(files: int, cuda_files: int, findings: list[Finding], share: float,
 def run(ctx: StageContext) -> StageResult:
     source = ctx.workspace.source
     if not source.is_dir():
-        return StageResult.failed(f"source tree {source} is missing or not a directory")
+        return StageResult.failed("the source tree is missing or not a directory; did the fetch stage run?")
     try:
         next(source.iterdir(), None)
     except OSError as error:
-        return StageResult.failed(f"cannot read the source tree: {error}")
+        return StageResult.failed(f"cannot read the source tree: {error.strerror or error}")
     globs = ctx.settings.exclude_globs
     ctx.log("scan: building the inventory\n")
     inventory = build_inventory(source, globs, on_progress=lambda done: ctx.check_cancelled())
@@ -67,12 +68,11 @@ def run(ctx: StageContext) -> StageResult:
     ctx.check_cancelled()
     if python:
         ctx.log(f"scan: dependencies: {python.get('dependencies_summary', '')}\n")
-    ctx.workspace.artifacts.mkdir(parents=True, exist_ok=True)
-    artifact = ctx.workspace.artifacts / "scan.json"
+    artifact = ctx.workspace.records / "scan.json"
     inventory_data, readiness_data, kind_data = inventory.to_dict(), readiness.to_dict(), kind.to_dict()
     full = {"inventory": inventory_data, "readiness": readiness_data, "project_kind": kind_data, **python,
             "findings": [f.to_dict() for f in findings]}
-    artifact.write_text(json.dumps(full, indent=1), encoding="utf-8")
+    write_record(artifact, json.dumps(full, indent=1))
     ctx.progress(3, 3)
     summary = _summary(inventory.files_total, len(inventory.cuda_files), findings,
                        readiness.translatable_share, readiness.engine_available)
@@ -93,6 +93,6 @@ def run(ctx: StageContext) -> StageResult:
         "findings_by_rule": dict(Counter(f.rule_id for f in findings).most_common()),
         "readiness": readiness_data,
         "project_kind": kind_data,
-        "artifact": str(artifact.relative_to(ctx.workspace.root)),
+        "artifact": artifact.relative_to(ctx.workspace.root).as_posix(),
     }
     return StageResult.passed(summary, **data)

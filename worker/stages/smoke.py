@@ -1,13 +1,14 @@
 """Smoke stage: run the project's smoke command on one leased AMD GPU and check its output.
 
 Input: ``ctx.settings.smoke_*`` (command, timeout, expected exit, checks, output limit,
-wait timeout, compare_reference); the built program in ``ctx.workspace.build`` (the command's
-working directory); optionally the CUDA reference from ``artifacts/reference.json`` (written by
-:func:`run_reference` on a ``cuda`` runner).
+wait timeout, compare_reference); the built program in ``/workspace/build`` (the command's
+working directory, in the run's ``work/``); optionally the CUDA reference from
+``records/reference.json`` (written by :func:`run_reference` on a ``cuda`` runner).
 Output data: ``execution`` (exit, signal, time-out, duration, peaks, output tails), ``checks``,
 ``classification`` (None when passed), ``gpu``, ``probe``, ``reference`` (comparison with the
 CUDA run; a parent run's reference only when made for the same smoke command and build),
-``fake_gpu`` (the device was faked with MIGRATOR_FAKE_GPUS: the summary starts "[fake GPU]"). Full outputs go to ``artifacts/smoke.json``.
+``fake_gpu`` (the device was faked with MIGRATOR_FAKE_GPUS: the summary starts "[fake GPU]"). Full outputs go
+to ``records/smoke.json``.
 Failure modes (failed results): no AMD GPU here (classification ``no-device``), every GPU busy
 past the wait timeout (``gpu-busy``), a wrong exit code / signal / time-out (classified from the
 output: ``no-device``, ``wrong-target``, ``launch-config``, ``illegal-memory-access``, ``timeout``,
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from worker.contained import is_dir_beneath, is_file_beneath, write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import CheckData, ClassificationData, ReferenceData, SmokeData
 from worker.project_settings import ProjectSettings
@@ -32,12 +34,12 @@ from worker.runner.reference import build_cuda_reference
 from worker.runner.reference_reuse import decide_reuse, reference_key
 from worker.stages.smoke_presets import REFERENCE_ARTIFACT, run_preset_reference, run_preset_stage, stored_reference
 from worker.toolchain.roots import ToolchainNotFound, select_root
-from worker.toolchain.sandbox import Sandbox
+from worker.toolchain.work import open_work, run_sandbox
 
 SMOKE_ARTIFACT = "smoke.json"
-REFERENCE_PENDING = "reference.pending"  # written when a CUDA reference run was sent to a cuda runner
+REFERENCE_PENDING = "reference.pending"  # a record written when a CUDA reference run was sent to a cuda runner
 REFERENCE_POLL_S = 1.0
-REFERENCE_BUILD_DIR = "reference-build"  # under the workspace root, beside build/
+REFERENCE_BUILD_DIR = "reference-build"  # in the run's work/ folder, beside build/
 TAIL_CHARS = 8000
 FAKE_LABEL = "[fake GPU] "  # opens every summary of a result obtained on a MIGRATOR_FAKE_GPUS device
 # Lines that legitimately differ between the CUDA and the ROCm run: timings and device names.
@@ -88,8 +90,7 @@ def job_data(job: GpuRun) -> SmokeData:
 
 
 def _write_artifact(ctx: StageContext, name: str, payload: dict[str, Any]) -> None:
-    ctx.workspace.ensure()
-    (ctx.workspace.artifacts / name).write_text(json.dumps(payload, indent=1))
+    write_record(ctx.workspace.records / name, json.dumps(payload, indent=1))
 
 
 def load_reference(ctx: StageContext) -> dict[str, Any] | None:
@@ -145,16 +146,16 @@ def _compare(settings: ProjectSettings, stdout: str, reference: dict[str, Any] |
 
 
 def smoke_run_dir(ctx: StageContext) -> Path:
-    """Where the smoke command runs: where the build put its programs.
+    """Where the smoke command runs: where the build put its programs (a path in the run's work/ folder).
 
     The project's own build leaves them where its build files say (CMake's build folder, or the
     translated tree for make and commands); the per-file link puts executables into build/bin, named after
     the file defining main (as the CUDA reference build names them), so "./app --args" works on both sides."""
     project = ctx.compile_data().get("project_build")
     if isinstance(project, dict) and project.get("run_dir") in ("build", "hip"):
-        return ctx.workspace.root / str(project["run_dir"])
+        return ctx.workspace.work / str(project["run_dir"])
     build = ctx.workspace.build
-    return build / "bin" if (build / "bin").is_dir() else build
+    return build / "bin" if is_dir_beneath(ctx.workspace.work, "build/bin") else build
 
 
 def run(ctx: StageContext) -> StageResult:
@@ -165,20 +166,20 @@ def run(ctx: StageContext) -> StageResult:
     if not settings.smoke_command.strip():
         return StageResult.skipped("no smoke command configured in project settings",
                                    **SmokeData(no_smoke_command=True))
-    build = ctx.workspace.build
-    if not build.is_dir():
+    if not is_dir_beneath(ctx.workspace.work, "build"):
         return StageResult.failed("nothing was built: the build directory is missing", **SmokeData(classification=None))
     found = probe("rocm")
     ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
     ctx.check_cancelled()
     run_dir = smoke_run_dir(ctx)
     try:
-        sandbox = Sandbox(select_root(settings.toolchain), ctx.workspace.root, gpu_devices=True)
+        root = select_root(settings.toolchain)
     except ToolchainNotFound as exc:
         return StageResult.failed(f"no ROCm toolchain root on this runner to run the smoke command in: {exc}")
-    job = run_on_gpu(
-        settings.smoke_command, run_dir, found, limits_for(settings), sandbox, log=ctx.log, cancel=ctx.is_cancelled
-    )
+    with open_work(ctx.workspace) as work:
+        job = run_on_gpu(settings.smoke_command, run_dir, found, limits_for(settings),
+                         run_sandbox(root, ctx.workspace, work, gpu_devices=True), log=ctx.log,
+                         cancel=ctx.is_cancelled)
     ctx.check_cancelled()  # a cancelled run's process group is already stopped
     await_reference(ctx)
     _write_artifact(ctx, SMOKE_ARTIFACT, job.to_dict())
@@ -189,7 +190,7 @@ def run(ctx: StageContext) -> StageResult:
 
 def await_reference(ctx: StageContext, poll_s: float = REFERENCE_POLL_S) -> bool:
     """Wait while a CUDA reference run is pending (bounded by the wait limit); True when one finished."""
-    pending = ctx.workspace.artifacts / REFERENCE_PENDING
+    pending = ctx.workspace.records / REFERENCE_PENDING
     deadline = time.monotonic() + ctx.settings.smoke_wait_timeout_s
     if pending.exists():
         ctx.log("waiting for the CUDA reference run to finish\n")
@@ -198,7 +199,7 @@ def await_reference(ctx: StageContext, poll_s: float = REFERENCE_POLL_S) -> bool
         time.sleep(poll_s)
     if pending.exists():
         ctx.log("the CUDA reference run did not finish in time; judging without it\n")
-    return (ctx.workspace.artifacts / REFERENCE_ARTIFACT).is_file()
+    return is_file_beneath(ctx.workspace.records, REFERENCE_ARTIFACT)
 
 
 def _not_run(ctx: StageContext, job: GpuRun) -> StageResult:
@@ -252,7 +253,7 @@ def _judge(ctx: StageContext, job: GpuRun) -> StageResult:
 def run_reference(ctx: StageContext) -> dict[str, Any]:
     """Build the original sources with nvcc and run the smoke command on a leased NVIDIA GPU.
 
-    Writes ``artifacts/reference.json`` (full output) and returns the same dict with output
+    Writes ``records/reference.json`` (full output) and returns the same dict with output
     tails. ``ok`` is true when the reference ran as expected and passed its text/regex checks.
     """
     settings = ctx.settings
@@ -264,23 +265,23 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     found = probe("cuda")
     arch = found.gpus[0].arch if found.gpus else ""
     ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
-    sandbox = Sandbox(None, ctx.workspace.root, gpu_devices=True)  # the host's CUDA toolkit, read-only
-    build = build_cuda_reference(
-        ctx.workspace.source, ctx.workspace.root / REFERENCE_BUILD_DIR, settings, sandbox, arch, log=ctx.log
-    )
-    result: dict[str, Any] = {"build": build.to_dict(), "run_id": ctx.run_id,
-                              "key": reference_key(settings, source_pin(ctx))}
-    if not build.ok:
-        result.update(ok=False, summary=f"CUDA reference build failed: {build.error}")
-    else:
-        job = run_on_gpu(
-            settings.smoke_command, Path(build.build_dir), found, limits_for(settings), sandbox,
-            log=ctx.log, cancel=ctx.is_cancelled,
-        )
-        ctx.check_cancelled()
-        result.update(_reference_outcome(settings, job))
-        if on_fake_gpu(job):
-            result.update(fake_gpu=True, summary=FAKE_LABEL + str(result.get("summary", "")))
+    result: dict[str, Any] = {"run_id": ctx.run_id, "key": reference_key(settings, source_pin(ctx))}
+    with open_work(ctx.workspace) as work:
+        sandbox = run_sandbox(None, ctx.workspace, work, gpu_devices=True)  # the host's CUDA toolkit, read-only
+        build = build_cuda_reference(ctx.workspace.source, work / REFERENCE_BUILD_DIR, settings, sandbox, arch,
+                                     log=ctx.log)
+        result["build"] = build.to_dict()
+        if not build.ok:
+            result.update(ok=False, summary=f"CUDA reference build failed: {build.error}")
+        else:
+            job = run_on_gpu(
+                settings.smoke_command, Path(build.build_dir), found, limits_for(settings), sandbox,
+                log=ctx.log, cancel=ctx.is_cancelled,
+            )
+            ctx.check_cancelled()
+            result.update(_reference_outcome(settings, job))
+            if on_fake_gpu(job):
+                result.update(fake_gpu=True, summary=FAKE_LABEL + str(result.get("summary", "")))
     _write_artifact(ctx, REFERENCE_ARTIFACT, result)
     return trimmed(result)
 

@@ -1,12 +1,14 @@
 """The smoke stage with a validation preset (``train-steps`` or ``llm-serve``) instead of a plain command.
 
 Input: the preset object (``{"preset": ..., options}``, see ``worker.runner.presets``); the
-working directory is ``build/bin`` or ``build`` when something was built, else the translated tree
-``hip`` (a Python application builds nothing); the CUDA reference (``artifacts/reference.json``) when
-its run used the same preset.
+working directory is ``/workspace/build/bin`` or ``/workspace/build`` when something was built, else
+``/workspace/hip``, the build's copy of the translated tree (made in the sandbox when no stage made it:
+a Python application builds nothing); the CUDA reference (``records/reference.json``) when its run
+used the same preset. The preset's own inputs (serve script, spec, reference) are written into
+``records/preset`` (``records/preset-reference`` on the CUDA side) and seen read-only.
 Output data: ``preset`` (its name), ``run`` (lease, GPU and the preset's full result), ``measurements``
 (the figures a reader compares: losses or TTFT, step time, tokens/s, peak GPU memory) and
-``classification`` when it failed. The full result also goes to ``artifacts/smoke.json``.
+``classification`` when it failed. The full result also goes to ``records/smoke.json``.
 Failure modes: a malformed preset (failed, with the option named), no AMD GPU (``no-device``),
 every GPU busy (``gpu-busy``), the preset's own verdict (``preset-failed``, with its reasons).
 """
@@ -16,33 +18,37 @@ import json
 from pathlib import Path
 from typing import Any
 
+from worker.contained import is_dir_beneath, load_json_beneath, write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import ClassificationData, SmokeData
 from worker.runner.gpus import probe
 from worker.runner.preset_train import PresetError
 from worker.runner.presets import PresetRun, preset_from_dict, run_preset_on_gpu
 from worker.toolchain.roots import ToolchainNotFound, select_root
-from worker.toolchain.sandbox import Sandbox
+from worker.toolchain.sandbox import Sandbox, SandboxUnavailable
+from worker.toolchain.work import WorkError, copy_translated, open_work, run_sandbox
 
 SMOKE_ARTIFACT = "smoke.json"
 REFERENCE_ARTIFACT = "reference.json"
+RECORD_READ_LIMIT = 256 * 1024 * 1024
 
 
-def working_dir(ctx: StageContext) -> Path:
-    build = ctx.workspace.build
-    if (build / "bin").is_dir():
-        return build / "bin"
-    return build if build.is_dir() else ctx.workspace.hip
+def working_dir(ctx: StageContext, sandbox: Sandbox) -> Path:
+    """Where the preset runs (a path in the run's work/ folder); the translated tree's build copy is made
+    when nothing was built (the first stage that needs a writable tree makes it)."""
+    work = ctx.workspace.work
+    if is_dir_beneath(work, "build/bin"):
+        return ctx.workspace.build / "bin"
+    if is_dir_beneath(work, "build"):
+        return ctx.workspace.build
+    copy_translated(sandbox, fresh=False)
+    return ctx.workspace.hip_copy
 
 
 def stored_reference(ctx: StageContext) -> dict[str, Any] | None:
     """The reference run's artifact: the only place it is stored (it is not a stage of its own)."""
-    path = ctx.workspace.artifacts / REFERENCE_ARTIFACT
-    try:
-        loaded = json.loads(path.read_text()) if path.is_file() else None
-    except (OSError, json.JSONDecodeError):
-        return None
-    return loaded if isinstance(loaded, dict) else None
+    loaded = load_json_beneath(ctx.workspace.records, REFERENCE_ARTIFACT, limit=RECORD_READ_LIMIT)
+    return dict(loaded) if loaded is not None else None
 
 
 def preset_reference(ctx: StageContext, preset: str) -> dict[str, object] | None:
@@ -75,16 +81,22 @@ def run_preset_stage(ctx: StageContext, raw: dict[str, Any]) -> StageResult:
     found = probe("rocm")
     ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
     try:
-        sandbox = Sandbox(select_root(ctx.settings.toolchain), ctx.workspace.root, gpu_devices=True)
+        root = select_root(ctx.settings.toolchain)
     except ToolchainNotFound as exc:
         return StageResult.failed(f"no ROCm toolchain root on this runner to run the preset in: {exc}")
     reference = preset_reference(ctx, name)
     ctx.log(f"preset {name}; CUDA reference: {'yes' if reference else 'none'}\n")
-    run = run_preset_on_gpu(spec, working_dir(ctx), found, sandbox, wait_timeout_s=ctx.settings.smoke_wait_timeout_s,
-                            reference=reference, log=ctx.log, cancel=ctx.is_cancelled)
+    with open_work(ctx.workspace) as work:
+        sandbox = run_sandbox(root, ctx.workspace, work, gpu_devices=True)
+        try:
+            cwd = working_dir(ctx, sandbox)
+        except (WorkError, SandboxUnavailable) as exc:
+            return StageResult.failed(f"could not prepare the preset's folder: {exc}")
+        run = run_preset_on_gpu(spec, cwd, found, sandbox, wait_timeout_s=ctx.settings.smoke_wait_timeout_s,
+                                reference=reference, log=ctx.log, cancel=ctx.is_cancelled,
+                                inputs=ctx.workspace.records / "preset")
     ctx.check_cancelled()
-    ctx.workspace.ensure()
-    (ctx.workspace.artifacts / SMOKE_ARTIFACT).write_text(json.dumps(run.to_dict(), indent=1))
+    write_record(ctx.workspace.records / SMOKE_ARTIFACT, json.dumps(run.to_dict(), indent=1))
     data = SmokeData(preset=name, run=run.to_dict(), measurements=measurements(run), classification=None)
     if run.result is None:
         data["classification"] = ClassificationData(
@@ -120,7 +132,7 @@ def _figures(preset: str, figures: dict[str, object]) -> str:
 def run_preset_reference(ctx: StageContext, raw: dict[str, Any]) -> dict[str, Any]:
     """The CUDA side: the same preset on a leased NVIDIA GPU, over the original sources.
 
-    Written to ``artifacts/reference.json`` as the preset run (``preset``, ``passed``, ``result``), which
+    Written to ``records/reference.json`` as the preset run (``preset``, ``passed``, ``result``), which
     :func:`preset_reference` reads back on the ROCm side; ``ok``/``summary`` as for a plain command.
     """
     try:
@@ -129,14 +141,15 @@ def run_preset_reference(ctx: StageContext, raw: dict[str, Any]) -> dict[str, An
         return {"ok": False, "summary": f"bad smoke preset: {error}"}
     found = probe("cuda")
     ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
-    sandbox = Sandbox(None, ctx.workspace.root, gpu_devices=True)  # the host's CUDA stack, read-only
-    run = run_preset_on_gpu(spec, ctx.workspace.source, found, sandbox, wait_timeout_s=ctx.settings.smoke_wait_timeout_s,
-                            log=ctx.log, cancel=ctx.is_cancelled)
+    with open_work(ctx.workspace) as work:
+        sandbox = run_sandbox(None, ctx.workspace, work, gpu_devices=True)  # the host's CUDA stack, read-only
+        run = run_preset_on_gpu(spec, ctx.workspace.source, found, sandbox,
+                                wait_timeout_s=ctx.settings.smoke_wait_timeout_s, log=ctx.log, cancel=ctx.is_cancelled,
+                                inputs=ctx.workspace.records / "preset-reference")
     ctx.check_cancelled()
     payload = run.to_dict()
     figures = measurements(run) if run.result is not None else {}
     payload.update(ok=run.passed, summary=f"CUDA reference {run.preset} " + (
         f"passed: {_figures(run.preset, figures)}" if run.passed else f"failed: {run.error or run.result}")[:300])
-    ctx.workspace.ensure()
-    (ctx.workspace.artifacts / REFERENCE_ARTIFACT).write_text(json.dumps(payload, indent=1))
+    write_record(ctx.workspace.records / REFERENCE_ARTIFACT, json.dumps(payload, indent=1))
     return payload

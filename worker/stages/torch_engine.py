@@ -34,7 +34,7 @@ from worker.contained import ContainedFileError, clean_relative, read_text_benea
 from worker.context import StageContext
 from worker.sources.treelinks import first_link_in_path
 from worker.stages.applicability import project_kind
-from worker.stages.engine_tree import copy_changed, copy_source, discard, engine_sandbox
+from worker.stages.engine_tree import copy_changed, copy_source, engine_sandbox
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.roots import ToolchainRoot, select_root
 from worker.toolchain.sandbox import MOUNT, TOOLS, Sandbox, SandboxLimits
@@ -122,13 +122,10 @@ def run_torch_engine(ctx: StageContext) -> TreeAccount | None:
     jobs = [Job(d, _sources(source, d, globs)) for d in _extension_dirs(ctx)]
     for job in jobs:
         ctx.log(f"hipify: {ENGINE_NAME} over {job.directory}/ ({len(job.files)} sources), in the sandbox\n")
-    sandbox, output = engine_sandbox(ctx, root, {f"{TOOL}/hipify": package, f"{TOOL}/torch_hipify.py": SCRIPT})
-    try:
+    with engine_sandbox(ctx, root, {f"{TOOL}/hipify": package, f"{TOOL}/torch_hipify.py": SCRIPT}) as (sandbox, output):
         answer = _hipify_in_sandbox(ctx, sandbox, output, jobs)
         copy_source(source, hip)
         copy_changed(output / "tree", source, hip, ctx.log)
-    finally:
-        discard(output)
     account = TreeAccount(source=str(source), destination=str(hip), engine=ENGINE_NAME)
     for job, items in zip(jobs, answer):
         _account(ctx, account, job.directory, items)

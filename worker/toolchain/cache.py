@@ -8,6 +8,11 @@ Hashing sources rather than ``hipcc -E`` output keeps an unchanged re-run of a
 whole tree far under a second; system headers are covered by the toolchain
 fingerprint. Only successful compiles are stored, with their output so warnings
 are replayed on a hit.
+
+The cache lies where no sandbox writes. An object goes in through ``worker.contained.copy_out`` (a new
+file, opened beneath the build folder, regular files only); cached objects come back into a build
+folder only through a sandboxed copy from a read-only folder (``staged``), never by the root side
+writing into the build folder, and never as a hard link a later build could write through.
 """
 from __future__ import annotations
 
@@ -15,8 +20,14 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from worker.contained import copy_out
+
+MAX_OBJECT_BYTES = 2 * 1024 * 1024 * 1024  # a fat object for many targets can be large; larger is refused
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,7 @@ class CachedObject:
 
 class ObjectCache:
     def __init__(self, cache_dir: Path) -> None:
+        self.cache_dir = cache_dir
         self.root = cache_dir / "objects"
 
     def _paths(self, key: str) -> tuple[Path, Path]:
@@ -43,29 +55,38 @@ class ObjectCache:
             return None
         return CachedObject(object_path, str(meta.get("output", "")))
 
-    def put(self, key: str, built_object: Path, output: str) -> None:
+    def put(self, key: str, base: Path, relative: str, output: str) -> None:
+        """Store the object at ``base/relative`` (a build folder a sandbox wrote: read through
+        ``copy_out``); raises ``worker.contained.ContainedFileError`` when it is not a regular file there."""
         object_path, meta_path = self._paths(key)
         object_path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_copy(built_object, object_path)
+        copy_out(base, relative, object_path, limit=MAX_OBJECT_BYTES)  # written aside, then renamed
         _atomic_write(meta_path, json.dumps({"output": output}))
 
 
-def materialise(cached: Path, destination: Path) -> None:
-    """Put a cached object at ``destination`` (hard link when possible, else copy)."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    destination.unlink(missing_ok=True)
+@contextmanager
+def staged(cache_dir: Path, objects: Mapping[str, Path]) -> Iterator[Path]:
+    """A folder holding ``objects`` (relative path -> cached object) under their relative paths, readable
+    by the sandbox user, for one sandboxed copy into a build folder; removed afterwards. Hard links where
+    the file system allows (the sandbox sees the folder read-only and copies out of it)."""
+    parent = cache_dir / "restore"
+    parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=parent))
     try:
-        os.link(cached, destination)
-    except OSError:
-        shutil.copy2(cached, destination)
-
-
-def _atomic_copy(source: Path, destination: Path) -> None:
-    # Two runs of one project may fill the cache at once: write aside, then rename.
-    fd, temporary = tempfile.mkstemp(dir=destination.parent, suffix=".tmp")
-    os.close(fd)
-    shutil.copy2(source, temporary)
-    os.replace(temporary, destination)
+        os.chmod(folder, 0o755)
+        for relative, cached in objects.items():
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(cached, target)
+            except OSError:
+                shutil.copyfile(cached, target)
+                os.chmod(target, 0o644)
+        for inner, _dirs, _files in os.walk(folder):
+            os.chmod(inner, 0o755)  # whatever the worker's umask, the sandbox user may enter
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _atomic_write(destination: Path, text: str) -> None:

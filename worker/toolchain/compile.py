@@ -6,6 +6,10 @@ shell ever sees a file name) for each target in ``settings.offload_archs``, in
 parallel (a thread pool driving one sandboxed compiler per TU), each with its own
 time limit. Objects are cached by content (see ``cache.py``), so an unchanged
 re-run compiles nothing.
+
+The compiler reads the translated tree read-only (``/workspace/.translated``) and writes objects into
+the build folder; the root side reads the tree as translation wrote it (sources, cache keys) and reaches
+into the build folder only through ``worker.contained`` and sandboxed commands (``work.py``).
 """
 from __future__ import annotations
 
@@ -18,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from worker.contained import ContainedFileError, stat_beneath
 from worker.project_settings import ProjectSettings
-from worker.toolchain.cache import ObjectCache, materialise
+from worker.toolchain.cache import ObjectCache, staged
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import Diagnostic, parse_compiler_output
 from worker.toolchain.roots import select_root
@@ -32,6 +37,7 @@ from worker.toolchain.sources import (
     detect_cxx_std,
     scan_tree,
 )
+from worker.toolchain.work import TRANSLATED_MOUNT, WorkError, make_dirs, step
 
 FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled"]
 COMPILED_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".c")
@@ -42,7 +48,7 @@ class FileResult:
     path: str  # tree-relative
     status: FileStatus
     duration_s: float
-    object_path: str = ""  # absolute, empty when no object
+    object_path: str = ""  # absolute (in the sandbox's workspace), empty when no object
     object_size: int = 0
     cached: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -105,25 +111,32 @@ def compile_tree(
     on_file: Callable[[FileResult, int, int], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     units: Sequence[BuildUnit] = (),
+    sandbox: Sandbox | None = None,
 ) -> CompileReport:
     """Compile every TU of ``hip_tree`` into ``build_dir/obj``; ``on_file(result, done, total)`` per file.
 
-    With ``units`` (the targets of the project's build files) the sources are theirs, each compiled with
-    its targets' include directories and definitions; without, every translation unit of the tree."""
+    ``sandbox`` sees ``hip_tree`` read-only and ``build_dir`` in its workspace (a run's sandbox:
+    ``work.run_sandbox``); without one, a sandbox with ``build_dir`` as its workspace and ``hip_tree``
+    read-only. With ``units`` (the targets of the project's build files) the sources are theirs, each
+    compiled with its targets' include directories and definitions; without, every translation unit."""
     started = time.monotonic()
     toolchain = toolchain or detect_toolchain(settings.toolchain)
     if not toolchain.available:
         return CompileReport([], "", [], 0, 0, 0.0, error=toolchain.error or "the toolchain root has no hipcc")
     if not hip_tree.is_dir():
-        return CompileReport([], "", [], 0, 0, 0.0, error=f"translated tree {hip_tree} does not exist")
-    build_dir.mkdir(parents=True, exist_ok=True)
-    sandbox = workspace_sandbox(toolchain, hip_tree, build_dir)
+        return CompileReport([], "", [], 0, 0, 0.0, error="the translated tree does not exist")
+    if sandbox is None:
+        build_dir.mkdir(parents=True, exist_ok=True)  # a folder of the caller's that no sandbox used yet
+        sandbox = workspace_sandbox(toolchain, hip_tree, build_dir)
     tree = scan_tree(hip_tree, settings.exclude_globs, settings.include_dirs)
     cxx_std = settings.cxx_std or detect_cxx_std(*(p for p in (original_tree, hip_tree) if p))
     plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs), toolchain,
                  ObjectCache(cache_dir), settings.compile_timeout_s, should_stop, sandbox, unit_flags(tree, units))
     sources = sorted(plan.file_flags) if units else tree.translation_units
-    results = _compile_all(plan, sources, jobs or os.cpu_count() or 1, on_file)
+    try:
+        results = _compile_all(plan, sources, jobs or os.cpu_count() or 1, on_file)
+    except (WorkError, SandboxUnavailable) as exc:
+        return CompileReport([], cxx_std, tree.include_dirs, 0, 0, time.monotonic() - started, error=str(exc))
     hits = sum(1 for r in results if r.cached)
     misses = sum(1 for r in results if not r.cached and r.status != "cancelled")
     return CompileReport(results, cxx_std, tree.include_dirs, hits, misses, time.monotonic() - started)
@@ -141,10 +154,10 @@ def unit_flags(tree: SourceTree, units: Sequence[BuildUnit]) -> dict[str, list[s
     return flags
 
 
-def workspace_sandbox(toolchain: Toolchain, *paths: Path) -> Sandbox:
-    """A sandbox over the toolchain's root whose workspace holds ``paths`` (their common folder)."""
-    workspace = Path(os.path.commonpath([str(p.resolve()) for p in paths]))
-    return Sandbox(select_root(toolchain.name), workspace)
+def workspace_sandbox(toolchain: Toolchain, hip_tree: Path, build_dir: Path) -> Sandbox:
+    """A sandbox over the toolchain's root with ``build_dir`` as its workspace and ``hip_tree`` read-only
+    at /workspace/.translated (for callers without a run: benchmarks, tests)."""
+    return Sandbox(select_root(toolchain.name), build_dir, read_only=(), binds={str(TRANSLATED_MOUNT): hip_tree})
 
 
 def language_flags(base_flags: list[str], unit: str) -> list[str]:
@@ -174,14 +187,80 @@ def compile_flags(settings: ProjectSettings, cxx_std: str, include_dirs: list[st
 def _compile_all(
     plan: _Plan, units: list[str], jobs: int, on_file: Callable[[FileResult, int, int], None] | None
 ) -> list[FileResult]:
+    """Cached objects are put in place first (one sandboxed copy), then the rest compile in parallel."""
     results: list[FileResult] = []
+
+    def report(result: FileResult) -> None:
+        results.append(result)
+        if on_file is not None:
+            on_file(result, len(results), len(units))
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(_compile_one_safely, plan, unit) for unit in units]
+        keys = dict(zip(units, pool.map(lambda unit: _key_or_none(plan, unit), units), strict=True))
+        folders = {plan.sandbox.inside(_object_path(plan, unit).parent) for unit in units}
+        make_dirs(plan.sandbox, *folders)
+        for result in _restore(plan, keys):
+            report(result)
+        done = {result.path for result in results}
+        futures = [pool.submit(_compile_one_safely, plan, unit, keys[unit]) for unit in units if unit not in done]
         for future in as_completed(futures):  # report files as they finish, not in submission order
-            results.append(future.result())
-            if on_file is not None:
-                on_file(results[-1], len(results), len(units))
+            report(future.result())
     return sorted(results, key=lambda result: result.path)
+
+
+def object_path(build_dir: Path, unit: str) -> Path:
+    """Where the object of the tree-relative ``unit`` goes in ``build_dir``."""
+    return build_dir / "obj" / f"{unit}.o"
+
+
+def _object_path(plan: _Plan, unit: str) -> Path:
+    return object_path(plan.build_dir, unit)
+
+
+def _key_or_none(plan: _Plan, unit: str) -> str | None:
+    try:
+        return cache_key(plan, unit)
+    except OSError:
+        return None  # compiled without the cache; the compile says what is wrong with the file
+
+
+def _restore(plan: _Plan, keys: dict[str, str | None]) -> list[FileResult]:
+    """Results for the units whose objects are cached, copied into the build folder by the sandbox user
+    from a read-only folder; none when that copy fails (they are compiled instead)."""
+    if plan.should_stop():
+        return []
+    started = time.monotonic()
+    found = {unit: cached for unit, key in keys.items() if key and (cached := plan.cache.get(key)) is not None}
+    if not found:
+        return []
+    obj = plan.build_dir / "obj"
+    with staged(plan.cache.cache_dir, {f"{unit}.o": cached.object_path for unit, cached in found.items()}) as folder:
+        box = plan.sandbox.with_binds({"/tmp/cached-objects": folder})
+        try:
+            step(box, ["cp", "-R", "--preserve=mode,timestamps", "--", "/tmp/cached-objects/.", box.inside(obj)],
+                 "restore cached objects")
+        except WorkError:
+            return []
+    duration = (time.monotonic() - started) / len(found)
+    results = []
+    for unit, cached in sorted(found.items()):
+        size = _object_size(plan, _object_path(plan, unit))
+        if size:
+            results.append(FileResult(unit, "passed", duration, str(_object_path(plan, unit)), size, True,
+                                      _diagnostics(plan, cached.output), cached.output))
+    return results
+
+
+def _object_size(plan: _Plan, path: Path) -> int:
+    """The size of the object the compiler wrote (0: none), seen through a descriptor beneath the workspace."""
+    try:
+        return stat_beneath(plan.sandbox.workspace, _workspace_relative(plan, path)).st_size
+    except ContainedFileError:
+        return 0
+
+
+def _workspace_relative(plan: _Plan, path: Path) -> str:
+    return plan.sandbox.inside(path).removeprefix("/workspace/")
 
 
 def cache_key(plan: _Plan, unit: str) -> str:
@@ -197,29 +276,20 @@ def cache_key(plan: _Plan, unit: str) -> str:
     return digest.hexdigest()
 
 
-def _compile_one_safely(plan: _Plan, unit: str) -> FileResult:
+def _compile_one_safely(plan: _Plan, unit: str, key: str | None) -> FileResult:
     """A file that cannot be read or written (odd permissions, vanished) fails alone, not the stage."""
     try:
-        return _compile_one(plan, unit)
+        return _compile_one(plan, unit, key)
     except OSError as exc:
-        return FileResult(unit, "failed", 0.0, output=f"migrator: cannot compile {unit}: {exc}\n")
+        return FileResult(unit, "failed", 0.0, output=f"migrator: cannot compile {unit}: {exc.strerror or exc}\n")
 
 
-def _compile_one(plan: _Plan, unit: str) -> FileResult:
+def _compile_one(plan: _Plan, unit: str, key: str | None) -> FileResult:
     if plan.should_stop():
         return FileResult(unit, "cancelled", 0.0)
-    started = time.monotonic()
-    object_path = plan.build_dir / "obj" / f"{unit}.o"
-    key = cache_key(plan, unit)
-    cached = plan.cache.get(key)
-    if cached is not None:
-        materialise(cached.object_path, object_path)
-        return FileResult(unit, "passed", time.monotonic() - started, str(object_path),
-                          object_path.stat().st_size, True, _diagnostics(plan, cached.output), cached.output)
-    plan.sandbox.writable_dir(object_path.parent)
-    object_path.unlink(missing_ok=True)
+    output = _object_path(plan, unit)
     command = [plan.toolchain.clang, *language_flags(plan.base_flags, unit), *plan.file_flags.get(unit, []),
-               argument_path(unit), "-o", plan.sandbox.inside(object_path)]
+               argument_path(unit), "-o", plan.sandbox.inside(output)]
     try:
         done = plan.sandbox.run(command, plan.sandbox.inside(plan.tree.root), _limits(plan),
                                 should_stop=plan.should_stop)
@@ -230,9 +300,12 @@ def _compile_one(plan: _Plan, unit: str) -> FileResult:
     process = done.process
     if done.violations and not process.timed_out:
         process.output += "".join(f"migrator: {v}\n" for v in done.violations)
-    result = _file_result(plan, unit, process, object_path, command)
-    if result.status == "passed":
-        plan.cache.put(key, object_path, process.output)
+    result = _file_result(plan, unit, process, output, command)
+    if result.status == "passed" and key:
+        try:
+            plan.cache.put(key, plan.sandbox.workspace, _workspace_relative(plan, output), process.output)
+        except ContainedFileError:
+            pass  # not a regular file in the build folder after all: simply not cached
     return result
 
 
@@ -240,8 +313,9 @@ def _limits(plan: _Plan) -> SandboxLimits:
     return SandboxLimits(timeout_s=plan.timeout_s, memory_mb=8192, processes=256)
 
 
-def _file_result(plan: _Plan, unit: str, process: ProcessResult, object_path: Path, command: list[str]) -> FileResult:
-    status: FileStatus = "passed" if process.ok and object_path.is_file() else "failed"
+def _file_result(plan: _Plan, unit: str, process: ProcessResult, output_path: Path, command: list[str]) -> FileResult:
+    size = _object_size(plan, output_path) if process.ok else 0
+    status: FileStatus = "passed" if process.ok and size else "failed"
     output = process.output
     if process.timed_out:
         status = "timeout"
@@ -249,11 +323,8 @@ def _file_result(plan: _Plan, unit: str, process: ProcessResult, object_path: Pa
     elif process.crashed:
         status = "crashed"
         output += f"\nmigrator: the compiler crashed on {unit} (exit status {process.returncode})\n"
-    if status != "passed":
-        object_path.unlink(missing_ok=True)  # a killed compile may leave half an object
-    size = object_path.stat().st_size if status == "passed" else 0
-    return FileResult(unit, status, process.duration_s, str(object_path) if size else "", size,
-                      False, _diagnostics(plan, output), output, command)
+    return FileResult(unit, status, process.duration_s, str(output_path) if status == "passed" else "",
+                      size if status == "passed" else 0, False, _diagnostics(plan, output), output, command)
 
 
 def _diagnostics(plan: _Plan, output: str) -> list[Diagnostic]:

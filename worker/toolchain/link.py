@@ -6,7 +6,8 @@ does not), or a shared library when no TU defines ``main``. Libraries: the
 for ``hiprand/hiprand.h`` ...), so a plain C target never gets hipBLAS because
 another file used it. The linker is the toolchain's ``clang++ --hip-link``, called
 directly with paths the pipeline derived (no shell). Failures are parsed into
-``LinkProblem``s.
+``LinkProblem``s. Output folders are made and old outputs removed by sandboxed commands; whether a
+target was written is seen through ``worker.contained`` (the build folder is the sandbox's).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from worker.contained import is_file_beneath
 from worker.project_settings import ProjectSettings
 from worker.toolchain.compile import workspace_sandbox
 from worker.toolchain.demangle import sandboxed_demangler
@@ -24,6 +26,7 @@ from worker.toolchain.diagnostics import LinkProblem, parse_linker_output
 from worker.toolchain.rocm_libraries import library_for_include
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 from worker.toolchain.sources import BuildUnit, SourceTree, scan_tree
+from worker.toolchain.work import WorkError, make_dirs, remove
 
 TargetKind = Literal["executable", "shared"]
 
@@ -67,11 +70,14 @@ def link_objects(
     *,
     name: str = "project",
     units: Sequence[BuildUnit] = (),
+    sandbox: Sandbox | None = None,
 ) -> LinkReport:
     """Link ``objects`` (tree-relative TU -> object file) into ``build_dir/bin`` or ``build_dir/lib``.
 
     With ``units`` (the targets of the project's build files) each executable or library target is linked
-    from its own sources (and the library targets it depends on), with its own ``-l`` libraries."""
+    from its own sources (and the library targets it depends on), with its own ``-l`` libraries.
+    ``sandbox`` holds ``build_dir`` and the objects in its workspace (a run's: ``work.run_sandbox``);
+    without one, a sandbox with ``build_dir`` as its workspace."""
     toolchain = toolchain or detect_toolchain(settings.toolchain)
     tree = scan_tree(hip_tree, settings.exclude_globs)
     given = [lib.removeprefix("-l") for lib in settings.link_libraries]
@@ -84,8 +90,18 @@ def link_objects(
     if isinstance(targets, str):
         report.error = targets
         return report
-    build_dir.mkdir(parents=True, exist_ok=True)
-    sandbox = workspace_sandbox(toolchain, hip_tree, build_dir, *objects.values())
+    if sandbox is None:
+        build_dir.mkdir(parents=True, exist_ok=True)  # a folder of the caller's that no sandbox used yet
+        sandbox = workspace_sandbox(toolchain, hip_tree, build_dir)
+    try:
+        outputs = [sandbox.inside(target.output_path) for target in targets]
+        for path in objects.values():
+            sandbox.inside(path)
+        remove(sandbox, *outputs)  # a redelivered link starts clean
+        make_dirs(sandbox, *(str(Path(output).parent) for output in outputs))
+    except (ValueError, WorkError, SandboxUnavailable) as exc:
+        report.error = str(exc) if not isinstance(exc, ValueError) else "the objects are not in the build folder"
+        return report
     for target in targets:
         inferred = libraries_for_units(tree, target.units)
         target.libraries = list(dict.fromkeys([*given, *target.libraries, *inferred]))
@@ -170,8 +186,6 @@ def _link_one(
     target: LinkTarget, objects: dict[str, Path], sandbox: Sandbox, settings: ProjectSettings, toolchain: Toolchain,
 ) -> None:
     output = Path(target.output_path)
-    sandbox.writable_dir(output.parent)
-    output.unlink(missing_ok=True)
     command = [toolchain.clang, "--hip-link", *(f"--offload-arch={arch}" for arch in settings.offload_archs)]
     if target.kind == "shared":
         command += ["-shared", "-fPIC"]
@@ -187,7 +201,8 @@ def _link_one(
     target.duration_s = done.process.duration_s
     target.output = done.process.output + "".join(f"migrator: {v}\n" for v in done.violations)
     timed_out = done.process.timed_out
-    target.status = "timeout" if timed_out else ("passed" if done.ok and output.is_file() else "failed")
+    written = is_file_beneath(sandbox.workspace, sandbox.inside(output).removeprefix("/workspace/"))
+    target.status = "timeout" if timed_out else ("passed" if done.ok and written else "failed")
     target.problems = parse_linker_output(done.process.output, sandboxed_demangler(sandbox))
     by_object = {sandbox.inside(path): unit for unit, path in objects.items()}
     for problem in target.problems:

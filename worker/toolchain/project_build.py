@@ -1,7 +1,9 @@
 """Mode 2: run the repository's own build (CMake, Make, or a given command) in the toolchain sandbox.
 
-Every step runs in the sandbox over the toolchain root (``sandbox.py``): the workspace at
-``/workspace``, nothing of the host. CMake is configured with the root's clang as the HIP compiler
+Every step runs in the sandbox over the toolchain root (``sandbox.py``): for a run, its ``work/`` at
+``/workspace`` with the build's copy of the translated tree at ``/workspace/hip`` (``work.py``), nothing
+of the host. The build files are read from the translated tree as translation wrote it (``read_tree``),
+never from the copy a build may have changed. CMake is configured with the root's clang as the HIP compiler
 (CMake's HIP language), ``hipcc`` as the C++ compiler and the project's targets as HIP architectures;
 Make gets ``CXX=hipcc HIPCC=hipcc NVCC=hipcc`` overrides; ``settings.build_command`` runs through
 ``sh -c`` inside the sandbox, in the translated tree. Compiler diagnostics and link problems are
@@ -51,11 +53,14 @@ class ProjectBuildReport:
 
 
 def plan_build(
-    hip_tree: Path, build_dir: Path, settings: ProjectSettings, toolchain: Toolchain, workspace: Path
+    hip_tree: Path, build_dir: Path, settings: ProjectSettings, toolchain: Toolchain, workspace: Path,
+    read_tree: Path | None = None,
 ) -> tuple[str, list[BuildStep]]:
-    """The steps of the project's own build, with paths as the sandbox sees them."""
+    """The steps of the project's own build, with paths as the sandbox sees them; the build files are
+    looked for in ``read_tree`` (default ``hip_tree``)."""
     jobs = str(os.cpu_count() or 1)
     source, build = _inside(workspace, hip_tree), _inside(workspace, build_dir)
+    hip_tree = read_tree or hip_tree
     if settings.build_command:
         return "command", [BuildStep("build", ["sh", "-c", settings.build_command], source)]
     if (hip_tree / "CMakeLists.txt").is_file():
@@ -76,25 +81,33 @@ def plan_build(
 
 
 def _inside(workspace: Path, path: Path) -> str:
-    return str(MOUNT / path.resolve().relative_to(workspace.resolve()))
+    """From the names alone: a path the build may have made a link is never resolved on the host."""
+    return str(MOUNT / Path(os.path.abspath(path)).relative_to(os.path.abspath(workspace)))
 
 
 def run_project_build(
     workspace_root: Path, hip_tree: Path, build_dir: Path, settings: ProjectSettings,
     on_line: Callable[[str], None] | None = None, toolchain: Toolchain | None = None,
-    should_stop: Callable[[], bool] = lambda: False,
+    should_stop: Callable[[], bool] = lambda: False, *, sandbox: Sandbox | None = None,
+    read_tree: Path | None = None,
 ) -> ProjectBuildReport:
-    """Run the build steps in the sandbox, within ``settings.build_timeout_s`` in total."""
+    """Run the build steps in the sandbox (``sandbox``, else one over ``workspace_root``), within
+    ``settings.build_timeout_s`` in total. ``hip_tree`` and ``build_dir`` lie in the sandbox's workspace;
+    ``read_tree`` is where the build files are looked for on the root side (default ``hip_tree``)."""
     toolchain = toolchain or detect_toolchain(settings.toolchain)
     if not toolchain.available:
         return ProjectBuildReport("", error=toolchain.error or "the toolchain root has no hipcc")
-    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root)
+    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root, read_tree)
     report = ProjectBuildReport(system, run_dir="build" if system == "cmake" else "hip")
     if not steps:
         report.error = "no CMakeLists.txt or Makefile in the translated tree and no build_command set"
         return report
-    build_dir.mkdir(parents=True, exist_ok=True)
-    sandbox = Sandbox(select_root(toolchain.name), workspace_root)
+    sandbox = sandbox or Sandbox(select_root(toolchain.name), workspace_root)
+    try:
+        sandbox.writable_dir(build_dir)
+    except (OSError, SandboxUnavailable) as exc:
+        report.error = str(exc)
+        return report
     started = time.monotonic()
     outputs: list[str] = []
     for step in steps:

@@ -84,8 +84,9 @@ def select_root(name: str = "", store: Path | None = None) -> ToolchainRoot:
     """The root called ``name``, or the newest when ``name`` is empty."""
     roots = discover_roots(store)
     if not roots:
-        raise ToolchainNotFound(
-            f"no ROCm toolchain root in {store or toolchain_store()}: run ./dev up (or scripts/toolchain-root ensure)")
+        # Shown to users (stage summaries): the store's host path stays out of it.
+        raise ToolchainNotFound("no ROCm toolchain root is installed on this worker: the operator runs ./dev up "
+                                "(or scripts/toolchain-root ensure)")
     if not name:
         return roots[0]
     for root in roots:

@@ -1,16 +1,17 @@
 """Every command over user content runs here: bubblewrap over a toolchain root, never over the host.
 
-What the command sees: the toolchain root read-only as ``/``; the run's workspace read-write at
-``/workspace`` (its ``source`` copy read-only); a fresh ``/tmp``; ``/proc``; a minimal ``/dev`` (plus
+What the command sees: the toolchain root read-only as ``/``; its workspace read-write at
+``/workspace`` (for a run, the run's ``work/`` folder: ``worker/toolchain/work.py``); the folders given
+as ``binds`` read-only at their sandbox paths (a run's ``source/`` at ``/workspace/source`` and its
+translated tree at ``/workspace/.translated``); a fresh ``/tmp``; ``/proc``; a minimal ``/dev`` (plus
 ``/dev/kfd`` and ``/dev/dri`` for smoke runs on a ROCm runner); where a stage asks for them, folders of the
-product's own code read-only under ``/mnt/migrator`` (``tools``: PyTorch's pure-Python hipify, say). Nothing
-else of the host: no host ``/etc``, no database, broker or web-server sockets, no var dir, no other run's
-workspace.
+product's own code read-only under ``/mnt/migrator`` (``tools``: PyTorch's pure-Python hipify, say). Nothing else of the host: no host
+``/etc``, no database, broker or web-server sockets, no var dir, no run's records, no other run.
 
 Who it runs as: an unprivileged user. When the worker is root, bubblewrap sets up the namespaces and
 ``setpriv`` (from the root) drops to ``MIGRATOR_SANDBOX_UID`` before the command starts, so the
-process limit applies (the kernel exempts root from it); the writable parts of the workspace are handed
-to that user first. A non-root worker runs bubblewrap in a user namespace instead.
+process limit applies (the kernel exempts root from it); the workspace is handed to that user first,
+through directory descriptors that never follow a link (``_hand_over``).
 
 Limits: wall time, output size and the stop flag by the runner (which kills the process group; the
 PID namespace and ``--die-with-parent`` take every descendant with it, also when the worker itself is
@@ -19,10 +20,12 @@ scrubbed environment. When bubblewrap cannot run, nothing runs: ``SandboxUnavail
 """
 from __future__ import annotations
 
+import errno
 import functools
 import glob
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,11 +82,21 @@ def sandbox_uid() -> int:
 def own_folder(workspace: Path) -> Path:
     """``workspace`` if it can be handed to the sandbox user: a root worker gives it away recursively, so
     the filesystem root or a folder holding this process's current one (a common folder computed from a
-    stray relative path, say) would give the host away. Raises ``ValueError`` for those."""
+    stray relative path, say) would give the host away; a run's own folder (with ``records/`` and
+    ``work/``) would give the sandbox the records. Raises ``ValueError`` for those."""
     here = Path.cwd().resolve()
     if workspace == Path(workspace.anchor) or workspace == here or workspace in here.parents:
         raise ValueError(f"{workspace} is not a folder of its own; refusing it as a sandbox workspace")
+    if all(_is_real_dir(workspace / name) for name in ("records", "work")):
+        raise ValueError(f"{workspace} is a run's folder; its sandbox workspace is its work/ folder")
     return workspace
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 class Sandbox:
@@ -97,22 +110,57 @@ class Sandbox:
         self, root: ToolchainRoot | None, workspace: Path, *, gpu_devices: bool = False,
         read_only: Sequence[str] = ("source",), environment: Mapping[str, str] | None = None,
         tools: Mapping[str, Path] | None = None,
+        binds: Mapping[str, Path] | None = None,
     ) -> None:
+        """``read_only``: folders of the workspace itself bound read-only over themselves (real folders only,
+        never a link). ``binds``: sandbox path -> host folder, bound read-only; a path under ``/workspace``
+        names one entry of it (``/workspace/source``), anything else lies on the sandbox's own file system
+        (``/tmp/...``)."""
         self.root = root
+        self.given = Path(os.path.abspath(workspace))
         self.workspace = own_folder(workspace.resolve())
         self.gpu_devices = gpu_devices
-        self.read_only = [self.workspace / name for name in read_only if (self.workspace / name).is_dir()]
+        self.read_only = [self.workspace / name for name in read_only if _is_real_dir(self.workspace / name)]
+        self.binds = {str(PurePosixPath(inside)): Path(host).resolve() for inside, host in (binds or {}).items()}
+        self._binds_given = {str(PurePosixPath(inside)): Path(os.path.abspath(host)) for inside, host in
+                             (binds or {}).items()}
+        for inside in self.binds:
+            _check_bind_path(inside)
         self.environment = dict(environment or {})
         self.tools = {_tool_name(name): Path(path).resolve() for name, path in (tools or {}).items()}
         self._prepared = False
 
+    def with_binds(self, binds: Mapping[str, Path]) -> Sandbox:
+        """The same sandbox with more read-only folders (inputs the root side wrote where no sandbox writes)."""
+        extended = Sandbox(self.root, self.workspace, gpu_devices=self.gpu_devices, read_only=(),
+                           environment=self.environment, binds={**self._binds_given, **binds})
+        extended.read_only = list(self.read_only)
+        extended.given = self.given
+        extended._prepared = self._prepared
+        return extended
+
     def inside(self, host_path: Path | str) -> str:
-        """Where a workspace path appears inside the sandbox."""
-        relative = Path(host_path).resolve().relative_to(self.workspace)
-        return str(MOUNT / relative) if str(relative) != "." else str(MOUNT)
+        """Where a workspace path (or a path in one of the binds) appears inside the sandbox.
+
+        Worked out from the names alone: a path of the workspace is never resolved on the host, where a
+        build may have made any part of it a link."""
+        path = Path(os.path.abspath(host_path))
+        for inside in sorted(self.binds, key=lambda name: -len(str(self.binds[name]))):
+            relative = _relative_to(path, self.binds[inside]) or _relative_to(path, self._binds_given[inside])
+            if relative is not None:
+                return inside if relative == "." else f"{inside}/{relative}"
+        relative = _relative_to(path, self.workspace) or _relative_to(path, self.given)
+        if relative is None:
+            raise ValueError(f"{host_path} is not in the sandbox's workspace")
+        return str(MOUNT / relative) if relative != "." else str(MOUNT)
 
     def outside(self, inside_path: str) -> Path:
-        relative = PurePosixPath(inside_path).relative_to(MOUNT)
+        """The host path of a sandbox path in the workspace or one of the binds."""
+        path = PurePosixPath(inside_path)
+        for inside, host in sorted(self.binds.items(), key=lambda item: -len(item[0])):
+            if path == PurePosixPath(inside) or PurePosixPath(inside) in path.parents:
+                return host / path.relative_to(inside)
+        relative = path.relative_to(MOUNT)
         return self.workspace / relative
 
     def run(
@@ -142,6 +190,8 @@ class Sandbox:
                  "--bind", str(self.workspace), str(MOUNT)]
         for path in self.read_only:
             bwrap += ["--ro-bind", str(path), self.inside(path)]
+        for inside, host in self.binds.items():
+            bwrap += ["--ro-bind", str(host), inside]
         if self.tools:
             bwrap += _tool_binds(self.tools)
         if self.gpu_devices:
@@ -157,14 +207,11 @@ class Sandbox:
         return [*_prlimit(limits), *bwrap, "--", *drop, *argv]
 
     def writable_dir(self, path: Path) -> Path:
-        """Make a workspace folder the sandboxed command may write into (its parents too)."""
-        path.mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            uid = sandbox_uid()
-            folder = path.resolve()
-            while folder != self.workspace and self.workspace in folder.parents:
-                os.chown(folder, uid, uid)
-                folder = folder.parent
+        """Make a workspace folder (and its parents) the sandboxed command may write into: made by the
+        sandbox user inside the sandbox, so no link a build planted is ever followed on the host."""
+        done = self.run(["mkdir", "-p", "--", self.inside(path)], limits=SandboxLimits(timeout_s=60, memory_mb=1024))
+        if not done.process.ok:
+            raise OSError(errno.EIO, f"cannot make {self.inside(path)}: {done.process.output.strip()[-300:]}")
         return path
 
     def _environment(self, extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -174,25 +221,66 @@ class Sandbox:
         return env
 
     def _prepare(self) -> None:
-        """Hand the writable parts of the workspace to the sandbox user (only needed when the worker is root)."""
-        if self._prepared:
-            return
-        (self.workspace / ".home").mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            _hand_over(self.workspace, sandbox_uid(), set(self.read_only))
+        """Before each command: the mount points of the binds are real folders; once per sandbox (a root
+        worker only), the workspace goes to the sandbox user."""
+        workspace = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            names = [PurePosixPath(inside).name for inside in self.binds if PurePosixPath(inside).parent == MOUNT]
+            for name in (".home", *names):
+                _real_folder_at(workspace, name)
+            if not self._prepared and os.geteuid() == 0:
+                _hand_over(workspace, sandbox_uid(), {path.name for path in self.read_only})
+        finally:
+            os.close(workspace)
         self._prepared = True
 
 
-def _hand_over(workspace: Path, uid: int, keep: set[Path]) -> None:
-    os.chown(workspace, uid, uid)
-    for top in workspace.iterdir():
-        if top in keep or top.is_symlink():
-            continue
-        os.chown(top, uid, uid, follow_symlinks=False)
-        if top.is_dir():
-            for folder, dirs, files in os.walk(top):
-                for name in (*dirs, *files):
-                    os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
+def _relative_to(path: Path, base: Path) -> str | None:
+    try:
+        relative = path.relative_to(base)
+    except ValueError:
+        return None
+    return relative.as_posix()
+
+
+def _check_bind_path(inside: str) -> None:
+    path = PurePosixPath(inside)
+    if not path.is_absolute() or ".." in path.parts or path == MOUNT or path == PurePosixPath("/"):
+        raise ValueError(f"{inside} cannot take a read-only folder")
+    if MOUNT in path.parents and path.parent != MOUNT:
+        raise ValueError(f"{inside}: a folder bound into the workspace sits at its top (/workspace/<name>)")
+
+
+def _real_folder_at(directory: int, name: str) -> None:
+    """``name`` in the folder ``directory`` is a real folder: whatever a build left there (a link, a file)
+    is removed first, by descriptor, never followed (bubblewrap mounts over it, and refuses a link)."""
+    try:
+        os.mkdir(name, 0o755, dir_fd=directory)
+        return
+    except FileExistsError:
+        pass
+    if stat.S_ISDIR(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode):
+        return
+    os.unlink(name, dir_fd=directory)
+    os.mkdir(name, 0o755, dir_fd=directory)
+
+
+def _hand_over(workspace: int, uid: int, keep: set[str]) -> None:
+    """Give the workspace (open as ``workspace``) and everything in it but the top folders ``keep`` to
+    ``uid``: walked by descriptor (``os.fwalk`` never follows a link, nor a folder swapped for one), each
+    entry changed relative to its folder without following links; what is the sandbox user's already is
+    left alone."""
+    if os.fstat(workspace).st_uid != uid:
+        os.fchown(workspace, uid, uid)
+    for folder, dirs, files, folder_fd in os.fwalk(".", dir_fd=workspace, follow_symlinks=False):
+        if folder == ".":
+            dirs[:] = [name for name in dirs if name not in keep]
+        for name in (*dirs, *files):
+            try:
+                if os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_uid != uid:
+                    os.chown(name, uid, uid, dir_fd=folder_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # gone meanwhile
 
 
 def _root_binds(root: ToolchainRoot | None) -> list[str]:

@@ -2,23 +2,28 @@
 
 Symbolic links are neither followed nor diffed (a hostile repository could point
 them anywhere); the archive stores them as links, as git would, and leaves out any
-link that points outside the tree.
+link that points outside the tree. Every file is listed and read through
+``worker.contained`` (by directory descriptor, beneath the tree, regular files only).
 """
 
 from __future__ import annotations
 
 import io
+import os
+import stat
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Literal
 
 from migrator.lib.diffview.align import align_lines
-from worker.sources.treelinks import link_leaves
+from worker.contained import ContainedFileError, open_beneath, read_beneath, walk_beneath
+from worker.sources.treelinks import text_leaves, within
 
 ChangeStatus = Literal["modified", "added", "removed", "renamed"]
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
+READ_LIMIT = 1 << 30  # one file of a tree; the archive limits keep real ones far smaller
 
 
 @dataclass(frozen=True)
@@ -42,19 +47,14 @@ def split_patch_lines(data: bytes) -> list[bytes]:
     return result
 
 
-def _files(root: Path) -> dict[str, Path]:
+def _files(root: Path) -> list[str]:
     """Regular files under `root` by POSIX relative path, skipping VCS folders and symlinks."""
-    found: dict[str, Path] = {}
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if (
-            SKIPPED_DIRS.intersection(relative.parts[:-1])
-            or path.is_symlink()
-            or not path.is_file()
-        ):
-            continue
-        found[relative.as_posix()] = path
-    return found
+    return [entry.relative for entry in walk_beneath(root, skip=SKIPPED_DIRS)]
+
+
+def read_file(root: Path, relative: str) -> bytes:
+    """A regular file of the tree, reached without any link; ContainedFileError otherwise."""
+    return read_beneath(root, relative, limit=READ_LIMIT, follow_links=False)
 
 
 def _line_counts(old: bytes, new: bytes) -> tuple[int, int, bool]:
@@ -75,24 +75,24 @@ def tree_changes(
     """Changed, added, removed and renamed files; `rename_map` maps original to translated paths."""
     renames = rename_map or {}
     originals = _files(original_root)
-    translated = _files(translated_root)
+    translated = set(_files(translated_root))
     claimed: set[str] = set()
     changes: list[FileChange] = []
-    for old_path, old_file in originals.items():
+    for old_path in originals:
         new_path = renames.get(old_path, old_path)
         if new_path not in translated:
-            data = old_file.read_bytes()
+            data = read_file(original_root, old_path)
             changes.append(_change(old_path, old_path, "removed", data, b""))
             continue
         claimed.add(new_path)
-        old_data, new_data = old_file.read_bytes(), translated[new_path].read_bytes()
+        old_data, new_data = read_file(original_root, old_path), read_file(translated_root, new_path)
         if new_path != old_path:
             changes.append(_change(new_path, old_path, "renamed", old_data, new_data))
         elif old_data != new_data:
             changes.append(_change(new_path, old_path, "modified", old_data, new_data))
-    for new_path in sorted(set(translated) - claimed):
+    for new_path in sorted(translated - claimed):
         changes.append(
-            _change(new_path, None, "added", b"", translated[new_path].read_bytes())
+            _change(new_path, None, "added", b"", read_file(translated_root, new_path))
         )
     return sorted(changes, key=lambda change: change.path)
 
@@ -113,14 +113,14 @@ def tree_patch_pairs(
     """Inputs for `build_patch` from `tree_changes` results, reading files one at a time."""
     for change in changes:
         if change.status == "added":
-            yield change.path, None, (translated_root / change.path).read_bytes(), None
+            yield change.path, None, read_file(translated_root, change.path), None
         elif change.status == "removed":
-            yield change.path, (original_root / change.path).read_bytes(), None, None
+            yield change.path, read_file(original_root, change.path), None, None
         else:
             old_path = change.old_path or change.path
             new_path = change.path if change.status == "renamed" else None
-            old = (original_root / old_path).read_bytes()
-            yield old_path, old, (translated_root / change.path).read_bytes(), new_path
+            old = read_file(original_root, old_path)
+            yield old_path, old, read_file(translated_root, change.path), new_path
 
 
 def _clean_owner(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -136,12 +136,56 @@ def write_tree_archive(
     """Stream `root` as .tar.gz into `fileobj` (no seeking needed), entries under `prefix`/."""
     top = prefix if prefix is not None else root.name
     with tarfile.open(fileobj=fileobj, mode="w|gz") as archive:
-        for path in sorted(root.rglob("*")):
-            relative = path.relative_to(root)
-            if SKIPPED_DIRS.intersection(relative.parts) or (path.is_symlink() and link_leaves(root, path)):
-                continue
-            name = f"{top}/{relative.as_posix()}" if top else relative.as_posix()
-            archive.add(path, arcname=name, recursive=False, filter=_clean_owner)
+        for relative, info, target in _archive_entries(root):
+            tar = tarfile.TarInfo(f"{top}/{relative}" if top else relative)
+            tar.mode, tar.mtime = stat.S_IMODE(info.st_mode), int(info.st_mtime)
+            if stat.S_ISDIR(info.st_mode):
+                tar.type = tarfile.DIRTYPE
+                archive.addfile(_clean_owner(tar))
+            elif stat.S_ISLNK(info.st_mode):
+                tar.type, tar.linkname = tarfile.SYMTYPE, target
+                archive.addfile(_clean_owner(tar))
+            else:
+                _add_file(archive, root, relative, tar)
+
+
+def _archive_entries(root: Path) -> list[tuple[str, os.stat_result, str]]:
+    """(relative path, lstat, link text) of every folder, regular file and inside link under `root`,
+    sorted as paths; VCS folders, links leaving the tree and anything else (FIFOs, devices) left out."""
+    found: list[tuple[str, os.stat_result, str]] = []
+    try:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return found
+    try:
+        for folder, dirs, files, folder_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+            dirs[:] = [name for name in dirs if name not in SKIPPED_DIRS]
+            inner = "" if folder == "." else folder.removeprefix("./") + "/"
+            for name in (*dirs, *files):
+                relative = inner + name
+                try:
+                    info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+                    target = os.readlink(name, dir_fd=folder_fd) if stat.S_ISLNK(info.st_mode) else ""
+                except OSError:
+                    continue
+                if stat.S_ISLNK(info.st_mode) and (text_leaves(relative, target) or not within(root, root / relative)):
+                    continue
+                if stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                    found.append((relative, info, target))
+    finally:
+        os.close(top)
+    return sorted(found, key=lambda item: PurePosixPath(item[0]).parts)
+
+
+def _add_file(archive: tarfile.TarFile, root: Path, relative: str, tar: tarfile.TarInfo) -> None:
+    """A regular file, opened beneath `root` without following links; left out when it is gone or changed kind."""
+    try:
+        fd = open_beneath(root, relative, follow_links=False)
+    except ContainedFileError:
+        return
+    with os.fdopen(fd, "rb") as handle:
+        tar.size = os.fstat(handle.fileno()).st_size
+        archive.addfile(_clean_owner(tar), handle)
 
 
 def archive_tree(root: Path, prefix: str | None = None) -> bytes:
