@@ -210,6 +210,16 @@ MIGRATOR_HOST_API_TRUSTED_NETWORKS = env_networks("MIGRATOR_HOST_API_TRUSTED_NET
 
 MIGRATOR_WORKSPACE_ROOT = Path(env_str("MIGRATOR_WORKSPACE_ROOT", str(VAR_DIR / "workspaces")))
 MIGRATOR_CACHE_ROOT = Path(env_str("MIGRATOR_CACHE_ROOT", str(VAR_DIR / "cache")))
+# The most any project may set for these limits (worker/project_settings.py CAPPED): a save above one is
+# refused with the setting and the cap named; a stored value above a cap lowered later runs at the cap.
+MIGRATOR_SETTING_CAPS = {
+    "build_memory_mb": env_int("MIGRATOR_MAX_BUILD_MEMORY_MB", 32768, minimum=256),
+    "build_timeout_s": env_int("MIGRATOR_MAX_BUILD_TIMEOUT_S", 3600, minimum=1),
+    "compile_timeout_s": env_int("MIGRATOR_MAX_COMPILE_TIMEOUT_S", 1800, minimum=1),  # each compile and link
+    "smoke_timeout_s": env_int("MIGRATOR_MAX_SMOKE_TIMEOUT_S", 3600, minimum=1),
+    "smoke_output_limit_bytes": env_int("MIGRATOR_MAX_SMOKE_OUTPUT_LIMIT_BYTES", 64 * 1024 * 1024, minimum=1024),
+    "workspace_mb": env_int("MIGRATOR_MAX_WORKSPACE_MB", 51200, minimum=64),
+}
 
 # Stage time limits (seconds): soft raises inside the task so the stage records a clean failure,
 # hard kills the worker child. The heartbeat sweep fails stages whose worker died.

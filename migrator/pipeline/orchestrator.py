@@ -170,7 +170,7 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
 
 def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] | None = None) -> StageContext:
     run = stage.run
-    settings = ProjectSettings.from_dict(run.project.settings)
+    settings = ProjectSettings.from_dict(run.project.settings).within(django_settings.MIGRATOR_SETTING_CAPS)
     workspace = workspace_for(run.pk)
     if stage.name != "fetch" and not workspace.source.exists() and run.parent_id:
         _copy_parent_workspace(run, workspace, stage_log)

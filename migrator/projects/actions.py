@@ -30,7 +30,7 @@ def create_project(
     team: Team, name: str, *, user: User | None, git_url: str = "", git_ref: str = "",
     settings: dict[str, object] | None = None,
 ) -> Project:
-    ProjectSettings.from_dict(settings or {})
+    ProjectSettings.from_dict(settings or {}, caps=django_settings.MIGRATOR_SETTING_CAPS)
     kind = SourceKind.GIT if git_url else SourceKind.ARCHIVE
     taken = ActionError(f"team {team.name} already has a project named {name!r}")
     if Project.objects.filter(team=team, name=name).exists():
@@ -176,7 +176,7 @@ def cancel_run(run: Run) -> None:
 def settings_to_store(raw: dict[str, object]) -> dict[str, object]:
     """Validate a whole settings object (SettingsError names the bad key) and keep only what differs
     from the defaults, so new defaults reach old projects."""
-    ProjectSettings.from_dict(raw)
+    ProjectSettings.from_dict(raw, caps=django_settings.MIGRATOR_SETTING_CAPS)
     defaults = ProjectSettings().to_dict()
     return {k: v for k, v in raw.items() if json.loads(json.dumps(defaults.get(k))) != json.loads(json.dumps(v))}
 
