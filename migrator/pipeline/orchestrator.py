@@ -38,6 +38,7 @@ from migrator.runners.presence import online_runners, smoke_queue
 from worker.context import StageCancelled, StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages.smoke import REFERENCE_PENDING, run_reference
+from worker.toolchain.sandbox import isolation_notes
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +148,8 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
     started = time.monotonic()
     try:
         ctx = build_context(stage, stage_log)
+        for note in isolation_notes():  # what this worker's sandbox falls back on (nothing on a full setup)
+            stage_log.write(f"[migrator] sandbox: {note}\n")
         result: StageResult = module.run(ctx)
     except StageCancelled:
         stage_log.write("\n[migrator] cancelled\n")

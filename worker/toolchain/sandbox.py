@@ -2,34 +2,49 @@
 
 What the command sees: the toolchain root read-only as ``/``; the run's workspace read-write at
 ``/workspace`` (its ``source`` copy read-only); a fresh ``/tmp``; ``/proc``; a minimal ``/dev`` (plus
-``/dev/kfd`` and ``/dev/dri`` for smoke runs on a ROCm runner). Nothing else of the host: no host
-``/etc``, no database, broker or web-server sockets, no var dir, no other run's workspace.
+``/dev/kfd`` and ``/dev/dri`` and a masked ``/sys`` for smoke runs on a ROCm runner). Nothing else of
+the host: no host ``/etc``, no database, broker or web-server sockets, no var dir, no other run's
+workspace, and no host path: bubblewrap gets its options through ``--args`` (so PID 1's command line
+names none) and, on a root worker, read-only folders are shown through overlays and the work area
+is a volume of its own (``views.py``), so ``/proc/self/mountinfo`` names none either.
 
-Who it runs as: an unprivileged user. When the worker is root, bubblewrap sets up the namespaces and
-``setpriv`` (from the root) drops to ``MIGRATOR_SANDBOX_UID`` before the command starts, so the
-process limit applies (the kernel exempts root from it); the writable parts of the workspace are handed
-to that user first. A non-root worker runs bubblewrap in a user namespace instead.
+Who it runs as: an unprivileged user id of the sandbox's own (``identity.py``). When the worker is
+root, bubblewrap sets up the namespaces and ``setpriv`` (from the root) drops to that id before the
+command starts; the writable parts of the workspace are handed to it first. A non-root worker runs
+bubblewrap in a user namespace instead.
 
 Limits: wall time, output size and the stop flag by the runner (which kills the process group; the
 PID namespace and ``--die-with-parent`` take every descendant with it, also when the worker itself is
-killed); address space, CPU time, file size and number of processes by ``prlimit``. No network, a
-scrubbed environment. When bubblewrap cannot run, nothing runs: ``SandboxUnavailable`` names what is missing.
+killed); memory and number of processes of the whole job by a cgroup of its own where one can be had
+(``cgroups.py``); address space, CPU time and file size per process by rlimits (``launch.py`` sets
+them, joins the cgroup, then becomes bubblewrap). No network, a scrubbed environment.
+
+Pass or fail comes from what the kernel and the runner saw: exit status, signals (SIGXCPU, SIGXFSZ),
+the time and output limits, the cgroup's OOM kills and refused forks, a full work volume. Words in
+the output only add an explanation to a failure already decided. When bubblewrap cannot run, nothing
+runs: ``SandboxUnavailable`` names what is missing.
 """
 from __future__ import annotations
 
 import functools
 import glob
+import json
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from worker.toolchain.cgroups import CgroupSupport, JobGroup, LimitEvents, cgroup_support
 from worker.toolchain.detect import hip_environment
+from worker.toolchain.identity import UidLease, lease_uid, uid_range
 from worker.toolchain.roots import ToolchainRoot
 from worker.toolchain.runner import ProcessResult, run_process
+from worker.toolchain.views import is_filesystem_root, launcher_command, overlay_problem, stage_dir, state_dir
+from worker.toolchain.volume import WorkArea, WorkWatch, active_areas, loop_problem
 
 Mechanism = Literal["bwrap", "none"]
 MOUNT = PurePosixPath("/workspace")
@@ -41,6 +56,10 @@ _NETWORK_DENIED = ("Network is unreachable", "Temporary failure in name resoluti
 _OUT_OF_MEMORY = ("Cannot allocate memory", "MemoryError", "std::bad_alloc", "out of memory", "LLVM ERROR: out of memory")
 _TOO_MANY_PROCESSES = ("Resource temporarily unavailable", "fork: retry", "Cannot fork")
 _GPU_DEVICES = ("/dev/kfd", "/dev/dri")
+_SIGXCPU, _SIGXFSZ = 24, 25
+# Under /sys (bound for GPU runs): the cgroup tree and the block devices (a loop device names its
+# backing file, a host path) are covered; the GPU topology the ROCm runtime reads stays.
+_SYS_MASKED = ("/sys/fs/cgroup", "/sys/devices/virtual/block")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -50,27 +69,50 @@ class SandboxUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class SandboxLimits:
     timeout_s: float
-    memory_mb: int = 8192  # address space; 0: none (the HIP runtime maps more than it uses)
+    memory_mb: int = 8192  # the whole job's memory (its cgroup) and each process's address space; 0: none
     cpu_seconds: int = 0  # 0: derived from the time limit and the core count
     file_size_mb: int = 8192
-    processes: int = 1024
+    processes: int = 1024  # the whole job's (its cgroup); without a pids cgroup, the sandbox user's
     output_bytes: int = 20_000_000
+    address_space_mb: int | None = None  # each process's; None: memory_mb (the HIP runtime maps more than it uses)
 
 
 @dataclass
 class SandboxResult:
     process: ProcessResult
-    violations: list[str]  # clear messages: network use, writes outside the workspace, limits hit
+    violations: list[str]  # clear messages: limits hit (decided by signals), explained by the output where it can
     mechanism: Mechanism = "bwrap"
     command: list[str] = field(default_factory=list)  # what ran inside, as given
+    events: LimitEvents | None = None  # the job's cgroup counters; None without a cgroup
 
     @property
     def ok(self) -> bool:
         return self.process.ok and not self.violations
 
 
+@dataclass
+class _Job:
+    group: JobGroup | None
+    events: LimitEvents | None = None
+
+    def finish(self) -> LimitEvents | None:
+        if self.group is not None and self.events is None:
+            self.events = self.group.events()
+            self.group.remove()
+        return self.events
+
+
+@dataclass(frozen=True)
+class _Bind:
+    source: Path
+    dest: str
+    writable: bool
+    view: str = ""  # the overlay view's name under the stage folder; "": bound as it is
+
+
 def sandbox_uid() -> int:
-    return int(os.environ.get("MIGRATOR_SANDBOX_UID") or 64400)
+    """The first id of the sandbox users' range (``MIGRATOR_SANDBOX_UID``)."""
+    return uid_range().start
 
 
 def own_folder(workspace: Path) -> Path:
@@ -87,7 +129,7 @@ class Sandbox:
     """One workspace over one toolchain root; ``run`` as many commands in it as needed.
 
     ``root=None`` is for the CUDA reference side only: the host's ``/usr`` and ``/opt`` (where a CUDA
-    toolkit lives) read-only and nothing else of the host, the same limits and the same user.
+    toolkit lives) read-only and nothing else of the host, the same limits and the same kind of user.
     """
 
     def __init__(
@@ -100,6 +142,23 @@ class Sandbox:
         self.read_only = [self.workspace / name for name in read_only if (self.workspace / name).is_dir()]
         self.environment = dict(environment or {})
         self._prepared = False
+        self._lock = threading.Lock()
+        self._lease: UidLease | None = None
+        self._binds: list[_Bind] = []
+        self._notes: list[str] = []
+        self._jobs: dict[tuple[str, ...], _Job] = {}
+        self._told = False
+
+    @property
+    def uid(self) -> int:
+        """The user id commands run as (leased for this sandbox on a root worker)."""
+        return self._lease.uid if self._lease is not None else sandbox_uid()
+
+    @property
+    def notes(self) -> list[str]:
+        """What this sandbox cannot hide or limit here (fallbacks), for the stage log."""
+        self._prepare()
+        return [*isolation_notes(), *self._notes]
 
     def inside(self, host_path: Path | str) -> str:
         """Where a workspace path appears inside the sandbox."""
@@ -116,48 +175,101 @@ class Sandbox:
         should_stop: Callable[[], bool] = lambda: False,
     ) -> SandboxResult:
         limits = limits or SandboxLimits(timeout_s=600)
-        wrapped = self.command(list(argv), cwd, limits, env)
-        process = run_process(wrapped, self.workspace, {"PATH": PATH, "LANG": "C.UTF-8"}, limits.timeout_s,
-                              on_line, limits.output_bytes, should_stop)
-        return SandboxResult(process, find_violations(process, limits), "bwrap", list(argv))
+        wrapped, job = self._wrap(list(argv), cwd, limits, env)
+        if on_line is not None and not self._told:
+            self._told = True
+            for note in self._notes:  # this sandbox's own fallbacks, once, where the caller logs
+                on_line(f"[sandbox] {note}\n")
+        watch = WorkWatch(active_areas(self.workspace))
+        try:
+            process = run_process(wrapped, self.workspace, {"PATH": PATH, "LANG": "C.UTF-8"}, limits.timeout_s,
+                                  on_line, limits.output_bytes, lambda: watch.exceeded or should_stop())
+        finally:
+            full = watch.finish()
+            events = job.finish()
+        if full is not None and process.stopped and watch.exceeded:
+            process.stopped = False  # the watch stopped it, not the caller
+        return SandboxResult(process, find_violations(process, limits, events, full), "bwrap", list(argv), events)
 
     def command(
         self, argv: list[str], cwd: str, limits: SandboxLimits, env: Mapping[str, str] | None = None
     ) -> list[str]:
-        """The full command line: prlimit, bubblewrap and (as root) setpriv around ``argv``.
+        """The full command line (launcher, bubblewrap and, as root, setpriv around ``argv``) for a caller
+        that runs it itself; afterwards ``finish(command)`` reads the job's limit events and removes its
+        cgroup. Raises ``SandboxUnavailable`` when bubblewrap cannot run here."""
+        wrapped, job = self._wrap(argv, cwd, limits, env)
+        with self._lock:
+            self._jobs[tuple(wrapped)] = job
+        return wrapped
 
-        Raises ``SandboxUnavailable`` when bubblewrap cannot run here."""
+    def finish(self, command: Sequence[str], limits: SandboxLimits) -> list[str]:
+        """The limits the job of ``command`` (from ``command()``) hit, as messages; its cgroup is removed."""
+        with self._lock:
+            job = self._jobs.pop(tuple(command), None)
+        events = job.finish() if job is not None else None
+        return _limit_violations(limits, events)
+
+    def _wrap(
+        self, argv: list[str], cwd: str, limits: SandboxLimits, env: Mapping[str, str] | None
+    ) -> tuple[list[str], _Job]:
         require_bubblewrap(self.root)
         self._prepare()
+        support = cgroup_support()
+        group = JobGroup(support, limits.memory_mb << 20, limits.processes) if support.version != "none" else None
         as_root = os.geteuid() == 0
-        uid = sandbox_uid()
-        bwrap = ["bwrap", *_root_binds(self.root), "--proc", "/proc", "--dev", "/dev",
-                 "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
-                 "--bind", str(self.workspace), str(MOUNT)]
-        for path in self.read_only:
-            bwrap += ["--ro-bind", str(path), self.inside(path)]
+        options = self._options(cwd, env, as_root)
+        spec: dict[str, object] = {
+            "cgroups": group.procs_files if group else [],
+            "rlimits": _rlimits(limits, pids_limited=group is not None and group.pids is not None),
+            "bwrap": shutil.which("bwrap") or "bwrap", "bwrap_args": len(options),
+        }
+        views = [[str(bind.source), bind.view] for bind in self._binds if bind.view]
+        if views:
+            spec.update(stage=str(stage_dir()), views=views)
+        drop = (["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
+                 "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] if as_root else [])
+        return [*launcher_command(), json.dumps(spec), *options, "--", *drop, *argv], _Job(group)
+
+    def _options(self, cwd: str, env: Mapping[str, str] | None, as_root: bool) -> list[str]:
+        options: list[str] = []
+        if self.root is None:
+            options += _host_system_binds()
+        for bind in self._binds:
+            source = str(stage_dir() / bind.view) if bind.view else str(bind.source)
+            options += ["--bind" if bind.writable else "--ro-bind", source, bind.dest]
+            if bind.dest == "/":
+                options += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
+                            "--perms", "1777", "--tmpfs", "/dev/shm"]
         if self.gpu_devices:
-            bwrap += _gpu_binds()
-        bwrap += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                  "--hostname", "sandbox", "--die-with-parent", "--new-session", "--chdir", cwd, "--clearenv"]
+            options += _gpu_binds()
+        options += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                    "--hostname", "sandbox", "--die-with-parent", "--new-session", "--chdir", cwd, "--clearenv"]
         if not as_root:
-            bwrap += ["--unshare-user", "--uid", str(uid), "--gid", str(uid)]
+            options += ["--unshare-user", "--uid", str(self.uid), "--gid", str(self.uid)]
         for name, value in self._environment(env).items():
-            bwrap += ["--setenv", name, value]
-        drop = (["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
-                 "--inh-caps=-all", "--bounding-set=-all", "--"] if as_root else [])
-        return [*_prlimit(limits), *bwrap, "--", *drop, *argv]
+            options += ["--setenv", name, value]
+        return options
 
     def writable_dir(self, path: Path) -> Path:
         """Make a workspace folder the sandboxed command may write into (its parents too)."""
+        self._prepare()
         path.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
-            uid = sandbox_uid()
             folder = path.resolve()
             while folder != self.workspace and self.workspace in folder.parents:
-                os.chown(folder, uid, uid)
+                os.chown(folder, self.uid, self.uid)
                 folder = folder.parent
         return path
+
+    def close(self) -> None:
+        """Give the user id back (also done when the sandbox is garbage-collected or the worker ends)."""
+        if self._lease is not None:
+            self._lease.release()
+
+    def __del__(self) -> None:
+        lease = getattr(self, "_lease", None)
+        if lease is not None:
+            lease.release()
 
     def _environment(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         env = {"PATH": PATH, "HOME": str(MOUNT / ".home"), "TMPDIR": "/tmp", "USER": "builder", "TERM": "dumb",
@@ -166,13 +278,41 @@ class Sandbox:
         return env
 
     def _prepare(self) -> None:
-        """Hand the writable parts of the workspace to the sandbox user (only needed when the worker is root)."""
-        if self._prepared:
-            return
-        (self.workspace / ".home").mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            _hand_over(self.workspace, sandbox_uid(), set(self.read_only))
-        self._prepared = True
+        """Lease a user id, plan the binds, hand the writable parts of the workspace to the user (root only)."""
+        with self._lock:
+            if self._prepared:
+                return
+            (self.workspace / ".home").mkdir(parents=True, exist_ok=True)
+            if os.geteuid() == 0:
+                self._lease = lease_uid(state_dir() / "uids")
+                if self._lease.shared:
+                    self._notes.append(f"every sandbox user id is taken: this job shares id {self._lease.uid}")
+                _hand_over(self.workspace, self.uid, set(self.read_only))
+            self._binds, notes = _plan_binds(self.root, self.workspace, self.read_only)
+            self._notes += notes
+            self._prepared = True
+
+
+def _plan_binds(root: ToolchainRoot | None, workspace: Path, read_only: list[Path]) -> tuple[list[_Bind], list[str]]:
+    """The sandbox's mounts, each either a filesystem root as it is or an overlay view; what stays visible."""
+    binds: list[_Bind] = []
+    notes: list[str] = []
+    wanted = [] if root is None else [(root.path.resolve(), "/", False)]
+    wanted += [(workspace, str(MOUNT), True)]
+    wanted += [(path, str(MOUNT / path.relative_to(workspace)), False) for path in read_only]
+    for index, (source, dest, writable) in enumerate(wanted):
+        what = "the toolchain root" if dest == "/" else f"{dest}"
+        if is_filesystem_root(source):
+            binds.append(_Bind(source, dest, writable))
+        elif writable:
+            binds.append(_Bind(source, dest, writable))
+            notes.append(f"the host path of {what} shows in /proc/self/mountinfo (it is not a work volume)")
+        elif problem := overlay_problem(source):
+            binds.append(_Bind(source, dest, writable))
+            notes.append(f"the host path of {what} shows in /proc/self/mountinfo ({problem})")
+        else:
+            binds.append(_Bind(source, dest, writable, view=str(index)))
+    return binds, notes
 
 
 def _hand_over(workspace: Path, uid: int, keep: set[Path]) -> None:
@@ -187,11 +327,11 @@ def _hand_over(workspace: Path, uid: int, keep: set[Path]) -> None:
                     os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
 
 
-def _root_binds(root: ToolchainRoot | None) -> list[str]:
-    if root is not None:
-        return ["--ro-bind", str(root.path), "/"]
-    binds = ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/opt", "/opt", "--perms", "0755", "--dir", "/etc",
-             "--dir", str(MOUNT)]
+def _host_system_binds() -> list[str]:
+    """The CUDA side's root: the host's system folders read-only, nothing else of it."""
+    binds = ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/opt", "/opt",
+             "--perms", "0755", "--dir", "/etc", "--dir", str(MOUNT), "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm"]
     for top in ("bin", "sbin", "lib", "lib64", "lib32"):
         if os.path.islink(f"/{top}"):
             binds += ["--symlink", os.readlink(f"/{top}"), f"/{top}"]
@@ -202,13 +342,15 @@ def _root_binds(root: ToolchainRoot | None) -> list[str]:
     return binds
 
 
-def _prlimit(limits: SandboxLimits) -> list[str]:
+def _rlimits(limits: SandboxLimits, *, pids_limited: bool) -> list[list[object]]:
     cpu = limits.cpu_seconds or int(limits.timeout_s * (os.cpu_count() or 1)) + 60
-    command = ["prlimit", f"--cpu={cpu}", f"--fsize={limits.file_size_mb * 1024 * 1024}",
-               f"--nproc={limits.processes}", "--core=0"]
-    if limits.memory_mb:
-        command.append(f"--as={limits.memory_mb * 1024 * 1024}")
-    return [*command, "--"]
+    rlimits: list[list[object]] = [["CPU", cpu], ["FSIZE", limits.file_size_mb << 20], ["CORE", 0]]
+    if not pids_limited:  # counted per user id: only a fallback when the job has no pids cgroup
+        rlimits.append(["NPROC", limits.processes])
+    address_space = limits.memory_mb if limits.address_space_mb is None else limits.address_space_mb
+    if address_space:
+        rlimits.append(["AS", address_space << 20])
+    return rlimits
 
 
 def _gpu_binds() -> list[str]:
@@ -218,6 +360,9 @@ def _gpu_binds() -> list[str]:
             binds += ["--dev-bind", device, device]
     if binds:  # the ROCm runtime reads the GPU topology from sysfs
         binds += ["--ro-bind", "/sys", "/sys"]
+        for folder in _SYS_MASKED:
+            if os.path.isdir(folder):
+                binds += ["--tmpfs", folder]
     return binds
 
 
@@ -232,10 +377,8 @@ def _bubblewrap_problem(root: str) -> str:
     """Empty when bubblewrap can build a sandbox over ``root`` here, else what is missing."""
     if not shutil.which("bwrap"):
         return "the sandbox needs bubblewrap, which is not installed (apt package bubblewrap); nothing was run"
-    if not shutil.which("prlimit"):
-        return "the sandbox needs prlimit (apt package util-linux); nothing was run"
-    binds = ["--ro-bind", root, "/"] if root else _root_binds(None)
-    probe = ["bwrap", *binds, "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--unshare-net"]
+    binds = ["--ro-bind", root, "/", "--proc", "/proc", "--dev", "/dev"] if root else _host_system_binds()
+    probe = ["bwrap", *binds, "--unshare-pid", "--unshare-net"]
     if os.geteuid() != 0:
         probe.append("--unshare-user")
     try:
@@ -252,21 +395,81 @@ def sandbox_problem(root: ToolchainRoot | None) -> str:
     return _bubblewrap_problem(str(root.path) if root else "")
 
 
-def find_violations(process: ProcessResult, limits: SandboxLimits) -> list[str]:
+def isolation_notes() -> list[str]:
+    """What this worker's sandboxes cannot have (the same for every sandbox here), for logs and pages."""
+    notes: list[str] = []
+    support = cgroup_support()
+    if support.version == "none":
+        notes.append(support.describe())
+    elif support.problem:
+        notes.append(f"cgroup per job: {support.problem}; that limit is per process only")
+    if os.geteuid() != 0:
+        notes.append("non-root worker: sandboxes share the worker's user id, so the process limit is shared "
+                     "unless a delegated cgroup limits each job")
+    return notes
+
+
+def isolation_report(toolchain: ToolchainRoot | None) -> dict[str, object]:
+    """The isolation mechanisms in effect on this worker (the runners page shows them)."""
+    support: CgroupSupport = cgroup_support()
+    root = os.geteuid() == 0
+    ids = uid_range()
+    hiding = overlay_problem(toolchain.path.resolve()) if toolchain else "no toolchain root to show"
+    return {
+        "cgroup": support.describe(), "cgroup_ok": support.version != "none" and not support.problem,
+        "identity": (f"a user id of its own per sandbox ({ids.start}–{ids.stop - 1})" if root
+                     else "the worker's own user id, in a user namespace"),
+        "identity_ok": root,
+        "host_paths": "hidden (bubblewrap --args; overlay views; work volumes)" if not hiding else f"visible in mountinfo ({hiding})",
+        "host_paths_ok": not hiding,
+        "work_area": "loop-mounted ext4 volumes" if not loop_problem() else f"watched folders ({loop_problem()})",
+        "work_area_ok": not loop_problem(),
+    }
+
+
+def _limit_violations(limits: SandboxLimits, events: LimitEvents | None) -> list[str]:
+    violations: list[str] = []
+    if events is not None and events.oom_kills:
+        violations.append(f"the job hit its memory limit of {limits.memory_mb} MB: the kernel stopped "
+                          f"{events.oom_kills} of its processes")
+    if events is not None and events.refused_forks:
+        violations.append(f"the command hit its limit of {limits.processes} processes "
+                          f"({events.refused_forks} refused)")
+    return violations
+
+
+def find_violations(
+    process: ProcessResult, limits: SandboxLimits, events: LimitEvents | None = None, full: WorkArea | None = None,
+) -> list[str]:
+    """Why the job failed, decided by signals: the runner's limits, the cgroup's counters, signals, a full
+    work area. Words in the output only explain a job that failed anyway (a passing build may print
+    "Could not resolve host" or "out of memory" and still pass)."""
     violations: list[str] = []
     if process.timed_out:
         violations.append(f"the command ran past its time limit of {limits.timeout_s:g} s and was killed")
     if process.output_exceeded:
         violations.append(f"the command printed more than {limits.output_bytes} bytes and was stopped")
-    for line in process.output.splitlines():
-        if any(marker in line for marker in _WRITE_DENIED):
-            violations.append(f"the command tried to write outside its workspace, which the sandbox denies: {line.strip()}")
-        elif any(marker in line for marker in _NETWORK_DENIED):
-            violations.append(f"the command tried to use the network, which the sandbox denies: {line.strip()}")
-        elif any(marker in line for marker in _OUT_OF_MEMORY):
-            violations.append(f"the command hit its memory limit of {limits.memory_mb} MB: {line.strip()}")
-        elif any(marker in line for marker in _TOO_MANY_PROCESSES):
-            violations.append(f"the command hit its limit of {limits.processes} processes: {line.strip()}")
-    if process.returncode in (-24, 128 + 24, 152):  # SIGXCPU
+    violations += _limit_violations(limits, events)
+    if full is not None and (not process.ok or full.kind == "folder"):
+        violations.append(f"workspace limit reached ({full.size_mb} MB)")
+    if process.returncode in (-_SIGXCPU, 128 + _SIGXCPU):
         violations.append("the command used up its CPU time limit and was killed")
+    if process.returncode in (-_SIGXFSZ, 128 + _SIGXFSZ):
+        violations.append(f"the command wrote a file past the size limit of {limits.file_size_mb} MB and was stopped")
+    if not process.ok:
+        violations += _explanations(process.output, limits, pids_counted=events is not None and bool(events.refused_forks))
     return list(dict.fromkeys(violations))[:20]
+
+
+def _explanations(output: str, limits: SandboxLimits, *, pids_counted: bool) -> list[str]:
+    notes: list[str] = []
+    for line in output.splitlines():
+        if any(marker in line for marker in _WRITE_DENIED):
+            notes.append(f"the command tried to write outside its workspace, which the sandbox denies: {line.strip()}")
+        elif any(marker in line for marker in _NETWORK_DENIED):
+            notes.append(f"the command tried to use the network, which the sandbox denies: {line.strip()}")
+        elif any(marker in line for marker in _OUT_OF_MEMORY):
+            notes.append(f"the command hit its memory limit of {limits.memory_mb} MB: {line.strip()}")
+        elif not pids_counted and any(marker in line for marker in _TOO_MANY_PROCESSES):
+            notes.append(f"the command hit its limit of {limits.processes} processes: {line.strip()}")
+    return notes
