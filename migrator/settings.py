@@ -220,6 +220,11 @@ MIGRATOR_SETTING_CAPS = {
     "smoke_output_limit_bytes": env_int("MIGRATOR_MAX_SMOKE_OUTPUT_LIMIT_BYTES", 64 * 1024 * 1024, minimum=1024),
     "workspace_mb": env_int("MIGRATOR_MAX_WORKSPACE_MB", 51200, minimum=64),
 }
+# Retention: the work volumes of finished runs are removed after MIGRATOR_WORK_RETENTION_H hours, whole
+# workspaces of runs older than MIGRATOR_RUN_RETENTION_DAYS days (their pages then say "expired"); 0 keeps them.
+MIGRATOR_WORK_RETENTION_H = env_int("MIGRATOR_WORK_RETENTION_H", 24, minimum=0)
+MIGRATOR_RUN_RETENTION_DAYS = env_int("MIGRATOR_RUN_RETENTION_DAYS", 30, minimum=0)
+MIGRATOR_RETENTION_INTERVAL_S = env_int("MIGRATOR_RETENTION_INTERVAL_S", 3600, minimum=10)
 
 # Stage time limits (seconds): soft raises inside the task so the stage records a clean failure,
 # hard kills the worker child. The heartbeat sweep fails stages whose worker died.
@@ -268,6 +273,8 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-stale-deliveries": {
         "task": "integrations.requeue_stale_deliveries", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S),
     },
+    # Work areas and workspaces of old finished runs (migrator/pipeline/retention.py).
+    "sweep-retention": {"task": "pipeline.sweep_retention", "schedule": float(MIGRATOR_RETENTION_INTERVAL_S)},
 }
 
 CACHE_URL = env_str("MIGRATOR_CACHE_URL", "redis://127.0.0.1:6379/1")

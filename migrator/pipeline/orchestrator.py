@@ -15,6 +15,7 @@ import socket
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -39,6 +40,8 @@ from worker.context import StageCancelled, StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages.smoke import REFERENCE_PENDING, run_reference
 from worker.toolchain.sandbox import isolation_notes
+from worker.toolchain.volume import copy_image
+from worker.toolchain.work import work_paths
 
 log = logging.getLogger(__name__)
 
@@ -191,12 +194,22 @@ def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] 
 
 def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog) -> None:
     parent_ws = workspace_for(run.parent_id or 0)
+    number = run.parent.number if run.parent else "?"
+    if run.parent is not None and run.parent.files_expired_at is not None:
+        raise RuntimeError(f"the files of run #{number} expired on {run.parent.files_expired_at:%Y-%m-%d}; re-run from fetch")
     if not parent_ws.source.exists():
-        raise RuntimeError(f"the workspace of run #{run.parent.number if run.parent else '?'} is gone; re-run from fetch")
-    stage_log.write(f"[migrator] reusing the workspace of run #{run.parent.number if run.parent else '?'}\n")
+        raise RuntimeError(f"the workspace of run #{number} is gone; re-run from fetch")
+    stage_log.write(f"[migrator] reusing the workspace of run #{number}\n")
     if workspace.root.exists():
         shutil.rmtree(workspace.root)
-    shutil.copytree(parent_ws.root, workspace.root, symlinks=True)
+    _, parent_image = work_paths(parent_ws.root)
+
+    def top_image(folder: str, names: list[str]) -> list[str]:
+        return [parent_image.name] if Path(folder) == parent_ws.root else []
+
+    shutil.copytree(parent_ws.root, workspace.root, symlinks=True, ignore=top_image)
+    if parent_image.is_file():  # the work volume, copied sparse (a plain copy would write its whole size)
+        copy_image(parent_image, work_paths(workspace.root)[1])
 
 
 class MissingSource(Exception):

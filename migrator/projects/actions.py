@@ -149,6 +149,8 @@ def create_rerun(run: Run, *, user: User | None, from_stage: str = "fetch") -> R
     if not run.is_final:
         raise ActionError("a run can be re-run once it has finished")
     start = STAGE_NAMES.index(from_stage)
+    if start and run.files_expired_at is not None:
+        raise ActionError(f"the files of run #{run.number} expired on {run.files_expired_at:%Y-%m-%d}: re-run from fetch")
     earlier = {s.name: s for s in run.stages.all()}
     if any(earlier[name].state not in REUSABLE_STAGE_STATES for name in STAGE_NAMES[:start]):
         raise ActionError(f"cannot re-run from {from_stage}: an earlier stage of run #{run.number} did not pass")

@@ -84,3 +84,17 @@ def test_removing_a_fallback_folder_never_follows_a_link_the_build_planted(tmp_p
     (folder / "link-to-file").symlink_to(outside / "keep")
     volume.remove_work(folder, None)
     assert not folder.exists() and (outside / "keep").read_text() == "canary"
+
+
+@needs_loop
+def test_a_work_image_is_copied_sparse_with_its_files(tmp_path: Path) -> None:
+    run = Workspace(tmp_path / "run")
+    with open_work(run, size_mb=256) as work:
+        (work / "kernel.o").write_bytes(b"\x7fELF" * 1000)
+    copy = Workspace(tmp_path / "rerun")
+    copy.root.mkdir()
+    volume.copy_image(work_paths(run.root)[1], work_paths(copy.root)[1])
+    image = work_paths(copy.root)[1]
+    assert image.stat().st_size == 256 << 20 and image.stat().st_blocks * 512 < 32 << 20
+    with open_work(copy, size_mb=256) as work:
+        assert (work / "kernel.o").read_bytes() == b"\x7fELF" * 1000

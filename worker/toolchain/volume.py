@@ -206,6 +206,22 @@ def remove_work(folder: Path, image: Path | None) -> None:
         shutil.rmtree(folder)  # fd-based on Linux: links a build planted are removed, never followed
 
 
+def copy_image(source: Path, destination: Path) -> None:
+    """Copy a work volume image keeping it sparse (only its data extents are read and written)."""
+    with open(source, "rb") as reading, open(destination, "wb") as writing:
+        size = os.fstat(reading.fileno()).st_size
+        offset = 0
+        while offset < size:
+            try:
+                start = os.lseek(reading.fileno(), offset, os.SEEK_DATA)
+            except OSError:  # no data after offset (ENXIO)
+                break
+            end = os.lseek(reading.fileno(), start, os.SEEK_HOLE)
+            os.copy_file_range(reading.fileno(), writing.fileno(), end - start, start, start)
+            offset = end
+        writing.truncate(size)
+
+
 def used_bytes(folder: Path) -> int:
     """Blocks used under ``folder`` (hard links counted once, links never followed)."""
     seen: set[tuple[int, int]] = set()
