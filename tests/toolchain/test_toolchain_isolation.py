@@ -13,6 +13,7 @@ from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.stages import compile as compile_stage
 from worker.toolchain.cgroups import cgroup_support
+from worker.toolchain.identity import uid_range, workspace_uid
 from worker.toolchain.roots import ToolchainRoot, default_root, toolchain_store
 from worker.toolchain.sandbox import Sandbox, SandboxLimits
 from worker.toolchain.views import state_dir
@@ -138,3 +139,21 @@ def test_a_jobs_cgroup_is_gone_after_it_ran(tmp_path: Path, root: ToolchainRoot)
     after = {child.name for folder in folders for child in folder.iterdir() if child.is_dir()}
     assert result.ok and result.events is not None
     assert after - before == set()
+
+
+def test_sandboxes_over_one_workspace_share_its_user_id_and_others_get_another(tmp_path: Path) -> None:
+    ids = uid_range()
+    first, again = workspace_uid(tmp_path / "run-1"), workspace_uid(tmp_path / "run-1")
+    others = {workspace_uid(tmp_path / f"run-{n}") for n in range(2, 40)}
+    assert first == again and first in ids and len(others) > 30 and others <= set(ids)
+
+
+def test_two_sandboxes_over_one_workspace_at_once_can_both_write_its_files(tmp_path: Path, root: ToolchainRoot) -> None:
+    """A smoke command and its CUDA reference build may run over one workspace at the same time."""
+    (tmp_path / "ws" / "out").mkdir(parents=True)
+    smoke, reference = Sandbox(root, tmp_path / "ws"), Sandbox(None, tmp_path / "ws")
+    assert smoke.run(["sh", "-c", "echo smoke > /workspace/out/shared.txt"], limits=SandboxLimits(30)).ok
+    done = reference.run(["sh", "-c", "echo reference >> /workspace/out/shared.txt"], limits=SandboxLimits(30))
+    again = smoke.run(["sh", "-c", "echo smoke again >> /workspace/out/shared.txt"], limits=SandboxLimits(30))
+    assert done.ok and again.ok, (done.process.output, again.process.output)
+    assert (tmp_path / "ws" / "out" / "shared.txt").read_text() == "smoke\nreference\nsmoke again\n"

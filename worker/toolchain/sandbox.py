@@ -8,7 +8,7 @@ workspace, and no host path: bubblewrap gets its options through ``--args`` (so 
 names none) and, on a root worker, read-only folders are shown through overlays and the work area
 is a volume of its own (``views.py``), so ``/proc/self/mountinfo`` names none either.
 
-Who it runs as: an unprivileged user id of the sandbox's own (``identity.py``). When the worker is
+Who it runs as: an unprivileged user id of the workspace's own (``identity.py``). When the worker is
 root, bubblewrap sets up the namespaces and ``setpriv`` (from the root) drops to that id before the
 command starts; the writable parts of the workspace are handed to it first. A non-root worker runs
 bubblewrap in a user namespace instead.
@@ -40,10 +40,10 @@ from typing import Literal
 
 from worker.toolchain.cgroups import CgroupSupport, JobGroup, LimitEvents, cgroup_support
 from worker.toolchain.detect import hip_environment
-from worker.toolchain.identity import UidLease, lease_uid, uid_range
+from worker.toolchain.identity import uid_range, workspace_uid
 from worker.toolchain.roots import ToolchainRoot
 from worker.toolchain.runner import ProcessResult, run_process
-from worker.toolchain.views import is_filesystem_root, launcher_command, overlay_problem, stage_dir, state_dir
+from worker.toolchain.views import is_filesystem_root, launcher_command, overlay_problem, stage_dir
 from worker.toolchain.volume import WorkArea, WorkWatch, active_areas, loop_problem
 
 Mechanism = Literal["bwrap", "none"]
@@ -111,7 +111,7 @@ class _Bind:
 
 
 def sandbox_uid() -> int:
-    """The first id of the sandbox users' range (``MIGRATOR_SANDBOX_UID``)."""
+    """The first id of the sandbox users' range (``MIGRATOR_SANDBOX_UID``); ``Sandbox.uid`` is the one in use."""
     return uid_range().start
 
 
@@ -143,7 +143,6 @@ class Sandbox:
         self.environment = dict(environment or {})
         self._prepared = False
         self._lock = threading.Lock()
-        self._lease: UidLease | None = None
         self._binds: list[_Bind] = []
         self._notes: list[str] = []
         self._jobs: dict[tuple[str, ...], _Job] = {}
@@ -151,8 +150,8 @@ class Sandbox:
 
     @property
     def uid(self) -> int:
-        """The user id commands run as (leased for this sandbox on a root worker)."""
-        return self._lease.uid if self._lease is not None else sandbox_uid()
+        """The user id commands run as: this workspace's own (``identity.py``)."""
+        return workspace_uid(self.workspace)
 
     @property
     def notes(self) -> list[str]:
@@ -261,16 +260,6 @@ class Sandbox:
                 folder = folder.parent
         return path
 
-    def close(self) -> None:
-        """Give the user id back (also done when the sandbox is garbage-collected or the worker ends)."""
-        if self._lease is not None:
-            self._lease.release()
-
-    def __del__(self) -> None:
-        lease = getattr(self, "_lease", None)
-        if lease is not None:
-            lease.release()
-
     def _environment(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         env = {"PATH": PATH, "HOME": str(MOUNT / ".home"), "TMPDIR": "/tmp", "USER": "builder", "TERM": "dumb",
                **hip_environment(), **self.environment}
@@ -278,15 +267,12 @@ class Sandbox:
         return env
 
     def _prepare(self) -> None:
-        """Lease a user id, plan the binds, hand the writable parts of the workspace to the user (root only)."""
+        """Plan the binds; hand the writable parts of the workspace to the sandbox user (root only)."""
         with self._lock:
             if self._prepared:
                 return
             (self.workspace / ".home").mkdir(parents=True, exist_ok=True)
             if os.geteuid() == 0:
-                self._lease = lease_uid(state_dir() / "uids")
-                if self._lease.shared:
-                    self._notes.append(f"every sandbox user id is taken: this job shares id {self._lease.uid}")
                 _hand_over(self.workspace, self.uid, set(self.read_only))
             self._binds, notes = _plan_binds(self.root, self.workspace, self.read_only)
             self._notes += notes
@@ -417,7 +403,7 @@ def isolation_report(toolchain: ToolchainRoot | None) -> dict[str, object]:
     hiding = overlay_problem(toolchain.path.resolve()) if toolchain else "no toolchain root to show"
     return {
         "cgroup": support.describe(), "cgroup_ok": support.version != "none" and not support.problem,
-        "identity": (f"a user id of its own per sandbox ({ids.start}–{ids.stop - 1})" if root
+        "identity": (f"a user id of its own per workspace ({ids.start}–{ids.stop - 1})" if root
                      else "the worker's own user id, in a user namespace"),
         "identity_ok": root,
         "host_paths": "hidden (bubblewrap --args; overlay views; work volumes)" if not hiding else f"visible in mountinfo ({hiding})",

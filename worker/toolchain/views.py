@@ -25,7 +25,7 @@ _probed: dict[int, str] = {}  # st_dev: problem
 
 
 def state_dir() -> Path:
-    """Root-only folder for the sandbox's own state (uid leases, the per-job staging mount point)."""
+    """Root-only folder for the sandbox's own state (the per-job staging mount point, the loop probe)."""
     return Path(os.environ.get("MIGRATOR_SANDBOX_STATE_DIR") or "/run/migrator-sandbox")
 
 
