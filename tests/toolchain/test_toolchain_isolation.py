@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from worker.toolchain.cgroups import cgroup_support
 from worker.toolchain.identity import uid_range, workspace_uid
 from worker.toolchain.roots import ToolchainRoot, default_root, toolchain_store
 from worker.toolchain.sandbox import Sandbox, SandboxLimits
-from worker.toolchain.views import state_dir
+from worker.toolchain.views import launcher_command, state_dir
 from worker.toolchain.volume import loop_problem
 from worker.toolchain.work import open_work
 
@@ -157,3 +158,25 @@ def test_two_sandboxes_over_one_workspace_at_once_can_both_write_its_files(tmp_p
     again = smoke.run(["sh", "-c", "echo smoke again >> /workspace/out/shared.txt"], limits=SandboxLimits(30))
     assert done.ok and again.ok, (done.process.output, again.process.output)
     assert (tmp_path / "ws" / "out" / "shared.txt").read_text() == "smoke\nreference\nsmoke again\n"
+
+
+def test_a_job_whose_cgroup_cannot_be_entered_never_starts(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    command = [*launcher_command(), "--cgroup", str(tmp_path / "gone" / "cgroup.procs"), "--bwrap", "/bin/sh",
+               "--options", "0", "-c", f"touch {marker}"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 125 and not marker.exists()
+    assert done.stderr.startswith("migrator-sandbox: could not enter the job's cgroup")
+
+
+@needs_cgroup
+def test_a_caller_running_command_itself_gets_the_jobs_limit_events_from_finish(
+    tmp_path: Path, root: ToolchainRoot
+) -> None:
+    (tmp_path / "ws").mkdir()
+    box = Sandbox(root, tmp_path / "ws")
+    limits = SandboxLimits(timeout_s=60, processes=50)
+    argv = box.command(["sh", "-c", "for i in $(seq 1 200); do sleep 5 & done; wait"], "/workspace", limits)
+    subprocess.run(argv, capture_output=True, timeout=60, check=False)
+    assert box.finish(argv, limits)[0].startswith("the command hit its limit of 50 processes (")
+    assert box.finish(argv, limits) == []  # read once; its groups are gone

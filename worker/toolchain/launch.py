@@ -1,30 +1,33 @@
 """The first process of every sandboxed job: it puts itself in the job's limits, then becomes bubblewrap.
 
-Run by ``sandbox.py`` as ``python -I -S launch.py SPEC BWRAP_ARGS... COMMAND...`` (standard library
-only: no import from the project, no site packages). SPEC is a JSON object:
+Run by ``sandbox.py`` as ``python -I -S launch.py OPTIONS... --options N BWRAP_OPTIONS... COMMAND...``
+(standard library only, nothing imported that a plain start does not load already: a job's fixed
+cost is this interpreter's start). OPTIONS:
 
-- ``cgroups``: ``cgroup.procs`` files of the job's own groups; the launcher writes its own pid into
-  each before anything else, so every process of the job is born inside them;
-- ``rlimits``: ``[name, value]`` pairs (``AS``, ``CPU``, ``FSIZE``, ``NPROC``, ``CORE``) set as soft and hard limit;
-- ``stage`` and ``views`` (root only): in a private mount namespace, a tmpfs at ``stage`` and under it
-  one read-only overlay per ``[source, name]``, whose lower layers are named ``/proc/self/fd/N``. The
-  bubblewrap arguments bind those overlays instead of the sources, so ``/proc/self/mountinfo`` in the
-  sandbox shows ``/`` and ``overlay`` for them, never the host path of the source;
-- ``bwrap``: the bubblewrap binary and ``bwrap_args``: how many of the arguments after SPEC are its
-  options. They reach it through ``--args FD`` (a memfd bubblewrap reads and closes), so the command
-  line of the sandbox's PID 1 is ``bwrap --args N -- COMMAND...``: no host path in it.
+- ``--cgroup PROCS``: a ``cgroup.procs`` file of the job's own groups; the launcher writes its own pid
+  into each before anything else, so every process of the job is born inside them;
+- ``--rlimit NAME=VALUE`` (``AS``, ``CPU``, ``FSIZE``, ``NPROC``, ``CORE``): set as soft and hard limit;
+- ``--stage DIR`` and ``--view SOURCE NAME`` (root only): in a private mount namespace, a tmpfs at
+  ``DIR`` and under it one read-only overlay per view, whose lower layers are named ``/proc/self/fd/N``.
+  The bubblewrap options bind those overlays instead of the sources, so ``/proc/self/mountinfo`` in
+  the sandbox shows ``/`` and ``overlay`` for them, never the host path of the source;
+- ``--bwrap PATH``: the bubblewrap binary; ``--options N``: the next N arguments are its options. They
+  reach it through ``--args FD`` (a memfd bubblewrap reads and closes), so the command line of the
+  sandbox's PID 1 is ``bwrap --args N -- COMMAND...``: no host path in it.
 
 Anything that cannot be set up ends the job before bubblewrap starts: exit status 125 and one line on
-stderr starting with ``migrator-sandbox:``. ``--probe SPEC`` only sets up the views and exits 0
-(``sandbox.py`` uses it once per filesystem to learn whether overlay views work there).
+stderr starting with ``migrator-sandbox:``. ``--probe`` only sets up the views and exits 0 (``views.py``
+uses it once per filesystem to learn whether overlay views work there).
 """
 from __future__ import annotations
 
-import json
 import os
 import resource
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # importing typing would load re (tens of ms of every job's start)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 SETUP_FAILED = 125
 _CLONE_NEWNS = 0x00020000
@@ -46,10 +49,11 @@ def join_cgroups(procs_files: list[str]) -> None:
             fail(f"could not enter the job's cgroup ({exc.strerror})")
 
 
-def set_rlimits(limits: list[list[object]]) -> None:
-    for name, value in limits:
+def set_rlimits(limits: list[str]) -> None:
+    for limit in limits:
+        name, _, value = limit.partition("=")
         try:
-            resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (int(str(value)), int(str(value))))
+            resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (int(value), int(value)))
         except (AttributeError, ValueError, OSError) as exc:
             fail(f"could not set the {name} limit ({exc})")
 
@@ -101,23 +105,30 @@ def exec_bubblewrap(bwrap: str, options: list[str], command: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    probe = argv[:1] == ["--probe"]
-    if probe:
-        argv = argv[1:]
-    if not argv:
-        fail("no job description")
-    try:
-        spec = json.loads(argv[0])
-    except ValueError:
-        fail("the job description is not JSON")
-    join_cgroups(spec.get("cgroups", []))
-    if spec.get("views"):
-        mount_views(spec["stage"], spec["views"])
+    taken: dict[str, list[str]] = {"--cgroup": [], "--rlimit": [], "--view": [], "--stage": [], "--bwrap": []}
+    probe, index = False, 0
+    while index < len(argv) and argv[index] != "--options":
+        option = argv[index]
+        if option == "--probe":
+            probe, index = True, index + 1
+            continue
+        width = 2 if option == "--view" else 1
+        if option not in taken or index + width >= len(argv):
+            fail(f"bad launcher option {option!r}")
+        taken[option] += argv[index + 1:index + 1 + width]
+        index += 1 + width
+    join_cgroups(taken["--cgroup"])
+    views = [taken["--view"][i:i + 2] for i in range(0, len(taken["--view"]), 2)]
+    if views:
+        mount_views(taken["--stage"][-1] if taken["--stage"] else fail("views need --stage"), views)
     if probe:
         os._exit(0)
-    set_rlimits(spec.get("rlimits", []))
-    count = int(spec["bwrap_args"])
-    exec_bubblewrap(spec["bwrap"], argv[1:1 + count], argv[1 + count:])
+    set_rlimits(taken["--rlimit"])
+    if index + 1 >= len(argv) or not taken["--bwrap"]:
+        fail("no bubblewrap options")
+    count = int(argv[index + 1])
+    options = argv[index + 2:index + 2 + count]
+    exec_bubblewrap(taken["--bwrap"][-1], options, argv[index + 2 + count:])
 
 
 if __name__ == "__main__":

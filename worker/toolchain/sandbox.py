@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import glob
-import json
 import os
 import shutil
 import subprocess
@@ -217,17 +216,17 @@ class Sandbox:
         group = JobGroup(support, limits.memory_mb << 20, limits.processes) if support.version != "none" else None
         as_root = os.geteuid() == 0
         options = self._options(cwd, env, as_root)
-        spec: dict[str, object] = {
-            "cgroups": group.procs_files if group else [],
-            "rlimits": _rlimits(limits, pids_limited=group is not None and group.pids is not None),
-            "bwrap": shutil.which("bwrap") or "bwrap", "bwrap_args": len(options),
-        }
-        views = [[str(bind.source), bind.view] for bind in self._binds if bind.view]
+        launch = [arg for procs in (group.procs_files if group else []) for arg in ("--cgroup", procs)]
+        launch += [arg for limit in _rlimits(limits, pids_limited=group is not None and group.pids is not None)
+                   for arg in ("--rlimit", limit)]
+        views = [bind for bind in self._binds if bind.view]
         if views:
-            spec.update(stage=str(stage_dir()), views=views)
+            launch += ["--stage", str(stage_dir())]
+            launch += [arg for bind in views for arg in ("--view", str(bind.source), bind.view)]
+        launch += ["--bwrap", shutil.which("bwrap") or "bwrap", "--options", str(len(options))]
         drop = (["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                  "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] if as_root else [])
-        return [*launcher_command(), json.dumps(spec), *options, "--", *drop, *argv], _Job(group)
+        return [*launcher_command(), *launch, *options, "--", *drop, *argv], _Job(group)
 
     def _options(self, cwd: str, env: Mapping[str, str] | None, as_root: bool) -> list[str]:
         options: list[str] = []
@@ -328,14 +327,14 @@ def _host_system_binds() -> list[str]:
     return binds
 
 
-def _rlimits(limits: SandboxLimits, *, pids_limited: bool) -> list[list[object]]:
+def _rlimits(limits: SandboxLimits, *, pids_limited: bool) -> list[str]:
     cpu = limits.cpu_seconds or int(limits.timeout_s * (os.cpu_count() or 1)) + 60
-    rlimits: list[list[object]] = [["CPU", cpu], ["FSIZE", limits.file_size_mb << 20], ["CORE", 0]]
+    rlimits = [f"CPU={cpu}", f"FSIZE={limits.file_size_mb << 20}", "CORE=0"]
     if not pids_limited:  # counted per user id: only a fallback when the job has no pids cgroup
-        rlimits.append(["NPROC", limits.processes])
+        rlimits.append(f"NPROC={limits.processes}")
     address_space = limits.memory_mb if limits.address_space_mb is None else limits.address_space_mb
     if address_space:
-        rlimits.append(["AS", address_space << 20])
+        rlimits.append(f"AS={address_space << 20}")
     return rlimits
 
 

@@ -14,7 +14,6 @@ folder that is not a volume is bound as it is. What stays visible is said by ``S
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -78,9 +77,9 @@ def _probe(path: str) -> str:
         stage = stage_dir()
     except OSError as exc:
         return f"no state folder for the sandbox ({exc.strerror})"
-    spec = json.dumps({"stage": str(stage), "views": [[path, "probe"]]})
+    probe = ["--probe", "--stage", str(stage), "--view", path, "probe"]
     try:
-        done = subprocess.run([*launcher_command(), "--probe", spec], capture_output=True, text=True, timeout=30,
+        done = subprocess.run([*launcher_command(), *probe], capture_output=True, text=True, timeout=30,
                               check=False, env={"PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the overlay probe did not run ({exc})"
