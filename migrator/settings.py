@@ -219,6 +219,21 @@ MIGRATOR_HOST_API_TRUSTED_NETWORKS = env_networks("MIGRATOR_HOST_API_TRUSTED_NET
 
 MIGRATOR_WORKSPACE_ROOT = Path(env_str("MIGRATOR_WORKSPACE_ROOT", str(VAR_DIR / "workspaces")))
 MIGRATOR_CACHE_ROOT = Path(env_str("MIGRATOR_CACHE_ROOT", str(VAR_DIR / "cache")))
+# The most any project may set for these limits (worker/project_settings.py CAPPED): a save above one is
+# refused with the setting and the cap named; a stored value above a cap lowered later runs at the cap.
+MIGRATOR_SETTING_CAPS = {
+    "build_memory_mb": env_int("MIGRATOR_MAX_BUILD_MEMORY_MB", 32768, minimum=256),
+    "build_timeout_s": env_int("MIGRATOR_MAX_BUILD_TIMEOUT_S", 3600, minimum=1),
+    "compile_timeout_s": env_int("MIGRATOR_MAX_COMPILE_TIMEOUT_S", 1800, minimum=1),  # each compile and link
+    "smoke_timeout_s": env_int("MIGRATOR_MAX_SMOKE_TIMEOUT_S", 3600, minimum=1),
+    "smoke_output_limit_bytes": env_int("MIGRATOR_MAX_SMOKE_OUTPUT_LIMIT_BYTES", 64 * 1024 * 1024, minimum=1024),
+    "workspace_mb": env_int("MIGRATOR_MAX_WORKSPACE_MB", 51200, minimum=64),
+}
+# Retention: the work volumes of finished runs are removed after MIGRATOR_WORK_RETENTION_H hours, whole
+# workspaces of runs older than MIGRATOR_RUN_RETENTION_DAYS days (their pages then say "expired"); 0 keeps them.
+MIGRATOR_WORK_RETENTION_H = env_int("MIGRATOR_WORK_RETENTION_H", 24, minimum=0)
+MIGRATOR_RUN_RETENTION_DAYS = env_int("MIGRATOR_RUN_RETENTION_DAYS", 30, minimum=0)
+MIGRATOR_RETENTION_INTERVAL_S = env_int("MIGRATOR_RETENTION_INTERVAL_S", 3600, minimum=10)
 
 # Stage time limits (seconds): soft raises inside the task so the stage records a clean failure,
 # hard kills the worker child. The heartbeat sweep fails stages whose worker died.
@@ -269,6 +284,8 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-stale-deliveries": {
         "task": "integrations.requeue_stale_deliveries", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S),
     },
+    # Work areas and workspaces of old finished runs (migrator/pipeline/retention.py).
+    "sweep-retention": {"task": "pipeline.sweep_retention", "schedule": float(MIGRATOR_RETENTION_INTERVAL_S)},
 }
 
 CACHE_URL = env_str("MIGRATOR_CACHE_URL", "") or redis_url_next_db(REDIS_URL)

@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import re
 import typing
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,8 +27,13 @@ _TOOLCHAIN_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{0,63}$")
 _LIMITS = {  # name: (smallest, largest)
     "compile_timeout_s": (1, 24 * 3600), "build_timeout_s": (1, 24 * 3600), "build_memory_mb": (256, 1 << 20),
     "smoke_timeout_s": (1, 24 * 3600), "smoke_wait_timeout_s": (1, 7 * 24 * 3600),
-    "smoke_output_limit_bytes": (1024, 1 << 30), "smoke_expected_exit": (0, 255),
+    "smoke_output_limit_bytes": (1024, 1 << 30), "smoke_expected_exit": (0, 255), "workspace_mb": (64, 1 << 22),
 }
+# Limits an operator caps for every project (``MIGRATOR_MAX_<NAME>`` in the server's settings): a save
+# above the cap is refused; a stored value above a cap lowered later runs at the cap.
+CAPPED = ("build_memory_mb", "build_timeout_s", "compile_timeout_s", "smoke_timeout_s", "smoke_output_limit_bytes",
+          "workspace_mb")
+Caps = Mapping[str, int]
 
 
 class SettingsError(ValueError):
@@ -75,7 +81,8 @@ class ProjectSettings:
     link_target: Literal["auto", "executable", "shared", "none"] = "auto"
     compile_timeout_s: int = 300
     build_timeout_s: int = 1800
-    build_memory_mb: int = 8192
+    build_memory_mb: int = 8192  # the whole build's memory (every process of it together, where a cgroup can be had)
+    workspace_mb: int = 10240  # the run's writable work area (a size-limited volume where loop mounts can be had)
     # smoke
     smoke_command: str = ""
     smoke_timeout_s: int = 300
@@ -87,7 +94,8 @@ class ProjectSettings:
     smoke_preset: dict[str, Any] = dataclasses.field(default_factory=dict)  # a validation preset, else the command
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any] | None) -> ProjectSettings:
+    def from_dict(cls, raw: dict[str, Any] | None, caps: Caps | None = None) -> ProjectSettings:
+        """Checked settings; with ``caps`` (the operator's maximums) a value given above its cap is refused."""
         raw = dict(raw or {})
         known = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(raw) - set(known))
@@ -98,6 +106,7 @@ class ProjectSettings:
             values[name] = _coerce(name, value, getattr(cls(), name))
         settings = cls(**values)
         settings.validate()
+        check_caps(settings, caps or {}, names=raw)
         return settings
 
     @classmethod
@@ -111,6 +120,11 @@ class ProjectSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def within(self, caps: Caps) -> ProjectSettings:
+        """These settings with every capped limit at most its cap (for running a stage)."""
+        lowered: dict[str, Any] = {name: caps[name] for name in CAPPED if name in caps and getattr(self, name) > caps[name]}
+        return dataclasses.replace(self, **lowered) if lowered else self
 
     def validate(self) -> None:
         if self.target_hip_version and not _HIP_VERSION.match(self.target_hip_version):
@@ -136,6 +150,19 @@ class ProjectSettings:
         for flag in (*self.extra_flags, *self.defines, *self.include_dirs, *self.link_libraries):
             if "\0" in flag or "\n" in flag:
                 raise SettingsError(f"flags and paths may not hold NUL or newline characters: {flag!r}")
+
+
+def cap_variable(name: str) -> str:
+    """The server setting (environment variable) that caps ``name``."""
+    return f"MIGRATOR_MAX_{name.upper()}"
+
+
+def check_caps(settings: ProjectSettings, caps: Caps, names: Collection[str] = CAPPED) -> None:
+    """Refuse a limit among ``names`` above the operator's cap, naming the setting and the cap."""
+    for name in CAPPED:
+        if name in names and name in caps and getattr(settings, name) > caps[name]:
+            raise SettingsError(f"{name}: {getattr(settings, name)} is above this server's maximum of {caps[name]} "
+                                f"(set by the operator as {cap_variable(name)})")
 
 
 @functools.cache

@@ -86,8 +86,8 @@ def _project_for(choice: SourceChoice, name: str, team: Team) -> Project:
 def _record_run(choice: SourceChoice, name: str, team: Team, ref: str, settings: dict[str, object] | None) -> Run:
     """Project, archive and run in one transaction, so the run is only ever seen with its archive."""
     project = _project_for(choice, name, team)
-    if settings is not None:
-        Project.objects.filter(pk=project.pk).update(settings=settings)
+    if settings is not None:  # checked (the operator's caps too) as the settings form and the API check them
+        Project.objects.filter(pk=project.pk).update(settings=actions.settings_to_store(settings))
     archive = None
     if choice.archive_path is not None:
         packed = choice.archive_path if choice.archive_path.is_file() else pack_directory(choice.archive_path)

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 RUN_STAGE_TASK = "worker.tasks.run_stage"
 REFERENCE_RUN_TASK = "worker.tasks.reference_run"
 SWEEP_TASK = "worker.tasks.sweep"
+RETENTION_TASK = "pipeline.sweep_retention"
 
 
 def _task(name: str) -> Task:

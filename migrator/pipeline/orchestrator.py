@@ -40,8 +40,9 @@ from worker.context import StageCancelled, StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.stages.smoke import REFERENCE_PENDING, run_reference
 from worker.toolchain.roots import ToolchainNotFound, select_root
-from worker.toolchain.sandbox import SandboxUnavailable
-from worker.toolchain.work import WorkError, copy_work, delete_tree, open_work
+from worker.toolchain.sandbox import SandboxUnavailable, isolation_notes
+from worker.toolchain.volume import copy_image
+from worker.toolchain.work import WorkError, copy_work, delete_tree, open_work, work_paths
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,8 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
     started = time.monotonic()
     try:
         ctx = build_context(stage, stage_log)
+        for note in isolation_notes():  # what this worker's sandbox falls back on (nothing on a full setup)
+            stage_log.write(f"[migrator] sandbox: {note}\n")
         result: StageResult = module.run(ctx)
     except StageCancelled:
         stage_log.write("\n[migrator] cancelled\n")
@@ -176,7 +179,7 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
 
 def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] | None = None) -> StageContext:
     run = stage.run
-    settings = ProjectSettings.from_dict(run.settings_used)
+    settings = ProjectSettings.from_dict(run.settings_used).within(django_settings.MIGRATOR_SETTING_CAPS)
     workspace = workspace_for(run.pk)
     if stage.name != "fetch" and not workspace.source.exists() and run.parent_id:
         _copy_parent_workspace(run, workspace, stage_log, settings)
@@ -198,6 +201,9 @@ def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog, 
     ``cp -a`` from a read-only view of it, never walked on the host."""
     parent_ws = workspace_for(run.parent_id or 0)
     number = run.parent.number if run.parent else "?"
+    if run.parent is not None and run.parent.files_expired_at is not None:
+        raise MissingSource(f"the files of run #{number} expired on {run.parent.files_expired_at:%Y-%m-%d}; "
+                            "re-run from fetch")
     if not parent_ws.source.is_dir():
         raise MissingSource(f"the workspace of run #{number} is gone; re-run from fetch")
     stage_log.write(f"[migrator] reusing the workspace of run #{number}\n")
@@ -208,12 +214,16 @@ def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog, 
         if folder.is_dir() and not folder.is_symlink():
             shutil.copytree(folder, workspace.root / name, symlinks=True, dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns(REFERENCE_PENDING))
+    parent_image = work_paths(parent_ws.root)[1]
+    if parent_image.is_file():  # the work volume, copied sparse (a plain copy would write its whole size)
+        copy_image(parent_image, work_paths(workspace.root)[1])
+        return
     try:
         root = select_root(settings.toolchain)
     except ToolchainNotFound:
         root = None  # a CUDA runner: the host's system folders, read-only, as its own sandbox uses
     try:
-        with open_work(workspace) as work:
+        with open_work(workspace, size_mb=settings.workspace_mb) as work:
             copy_work(parent_ws.work, work, root)
     except (WorkError, SandboxUnavailable) as exc:
         stage_log.write(f"[migrator] the build folders of run #{number} were not copied: {exc}\n")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from celery import current_task, shared_task
 
-from migrator.pipeline import dispatch, orchestrator
+from migrator.pipeline import dispatch, orchestrator, retention
 from migrator.pipeline import sweep as sweeping
 from migrator.projects.models import Stage
 
@@ -23,6 +23,11 @@ def run_stage(stage_id: int) -> None:
 @shared_task(name=dispatch.SWEEP_TASK)
 def sweep() -> None:
     sweeping.sweep(dispatch.send_stage, dispatch.republish_stage, dispatch.revoke_tasks)
+
+
+@shared_task(name=dispatch.RETENTION_TASK, ignore_result=True)
+def sweep_retention() -> None:
+    retention.sweep_retention()
 
 
 @shared_task(name=dispatch.REFERENCE_RUN_TASK, acks_late=True, reject_on_worker_lost=True)

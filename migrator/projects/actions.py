@@ -30,7 +30,7 @@ def create_project(
     team: Team, name: str, *, user: User | None, git_url: str = "", git_ref: str = "",
     settings: dict[str, object] | None = None,
 ) -> Project:
-    ProjectSettings.from_dict(settings or {})
+    ProjectSettings.from_dict(settings or {}, caps=django_settings.MIGRATOR_SETTING_CAPS)
     kind = SourceKind.GIT if git_url else SourceKind.ARCHIVE
     taken = ActionError(f"team {team.name} already has a project named {name!r}")
     if Project.objects.filter(team=team, name=name).exists():
@@ -149,6 +149,8 @@ def create_rerun(run: Run, *, user: User | None, from_stage: str = "fetch") -> R
     if not run.is_final:
         raise ActionError("a run can be re-run once it has finished")
     start = STAGE_NAMES.index(from_stage)
+    if start and run.files_expired_at is not None:
+        raise ActionError(f"the files of run #{run.number} expired on {run.files_expired_at:%Y-%m-%d}: re-run from fetch")
     earlier = {s.name: s for s in run.stages.all()}
     if any(earlier[name].state not in REUSABLE_STAGE_STATES for name in STAGE_NAMES[:start]):
         raise ActionError(f"cannot re-run from {from_stage}: an earlier stage of run #{run.number} did not pass")
@@ -176,7 +178,7 @@ def cancel_run(run: Run) -> None:
 def settings_to_store(raw: dict[str, object]) -> dict[str, object]:
     """Validate a whole settings object (SettingsError names the bad key) and keep only what differs
     from the defaults, so new defaults reach old projects."""
-    ProjectSettings.from_dict(raw)
+    ProjectSettings.from_dict(raw, caps=django_settings.MIGRATOR_SETTING_CAPS)
     defaults = ProjectSettings().to_dict()
     return {k: v for k, v in raw.items() if json.loads(json.dumps(defaults.get(k))) != json.loads(json.dumps(v))}
 

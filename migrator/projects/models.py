@@ -76,6 +76,10 @@ class Run(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Set by the retention sweep (migrator/pipeline/retention.py): when the run's work area (build
+    # outputs) was removed, and when all its files were (its review pages and downloads then say "expired").
+    work_removed_at = models.DateTimeField(null=True, blank=True)
+    files_expired_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -12,6 +12,7 @@ import typing
 from typing import Any
 
 from django import forms
+from django.conf import settings as django_settings
 
 from migrator.projects.actions import settings_to_store
 from migrator.projects.settings_help import GROUPS, HELP
@@ -83,7 +84,7 @@ class ProjectSettingsForm(forms.Form):
                 continue  # the field's own type check failed and said so
             try:
                 raw[name] = self._raw_value(name, data[name])
-                ProjectSettings.from_dict({name: raw[name]})
+                ProjectSettings.from_dict({name: raw[name]}, caps=django_settings.MIGRATOR_SETTING_CAPS)
             except SettingsError as exc:
                 self.add_error(name, str(exc).removeprefix(f"{name}: "))
         if not self.errors:

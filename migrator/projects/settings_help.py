@@ -5,7 +5,8 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Translation", ("source_subdir", "hipify_engine", "launch_style", "roc_libraries", "rename_cu_to_hip", "exclude_globs",
                      "target_hip_version", "disabled_fix_rules")),
     ("Build", ("toolchain", "build_mode", "build_command", "offload_archs", "cxx_std", "include_dirs", "defines", "extra_flags",
-               "link_libraries", "link_target", "compile_timeout_s", "build_timeout_s", "build_memory_mb")),
+               "link_libraries", "link_target", "compile_timeout_s", "build_timeout_s", "build_memory_mb",
+               "workspace_mb")),
     ("Smoke test", ("smoke_preset", "smoke_command", "smoke_timeout_s", "smoke_expected_exit", "smoke_checks", "smoke_compare_reference",
                     "smoke_wait_timeout_s", "smoke_output_limit_bytes")),
 )
@@ -35,7 +36,10 @@ HELP: dict[str, str] = {
     "link_target": "What the link stage builds: auto (executables for files with main, else a shared library), executable, shared, or none.",
     "compile_timeout_s": "Seconds one translation unit may compile before it is killed.",
     "build_timeout_s": "Seconds the whole project build may take (build_mode project).",
-    "build_memory_mb": "Memory limit of the sandboxed project build, in MB.",
+    "build_memory_mb": "Memory limit of the sandboxed project build, in MB: all of its processes together where the "
+                       "worker can give each job a cgroup, else each process. The server's operator sets a maximum.",
+    "workspace_mb": "Size of the run's writable work area, in MB (a build writing more fails with \"workspace limit "
+                    "reached\"). The server's operator sets a maximum.",
     "smoke_preset": 'A validation preset run instead of a command, as JSON (e.g. {"preset": "train-steps", ...}); empty: use smoke_command.',
     "smoke_command": "The command run on a ROCm runner's GPU after linking (in build/bin). Empty: smoke is not run and the run can only be partial.",
     "smoke_timeout_s": "Seconds the smoke command may run before its process group is killed.",

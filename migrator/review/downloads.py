@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from migrator.lib.diffview.highlight import pygments_css
 from migrator.lib.diffview.patch import build_patch_bytes
 from migrator.lib.diffview.tree import tree_changes, tree_patch_pairs, write_tree_archive
+from migrator.review.expired import unless_expired
 from migrator.review.tree import ReviewTree, get_review_or_404
 
 CODE_SCOPE = ".diff-code"
@@ -34,6 +35,7 @@ def _patch_pieces(tree: ReviewTree) -> Iterator[bytes]:
 
 @login_required
 @require_GET
+@unless_expired
 def run_patch(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     run_pk, tree = _translated_tree_or_404(request, run_id)
     response = StreamingHttpResponse(_patch_pieces(tree), content_type="text/x-diff; charset=utf-8")
@@ -44,6 +46,7 @@ def run_patch(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
 
 @login_required
 @require_GET
+@unless_expired
 def run_archive(request: HttpRequest, run_id: int) -> FileResponse:
     """The translated tree under a top folder `run-<id>-hip/`, spooled through a temporary file."""
     run_pk, tree = _translated_tree_or_404(request, run_id)

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET
 from migrator.lib.diffview.sidebyside import SideBySide
 from migrator.projects.models import Run
 from migrator.review.diffcache import file_diff, file_list
+from migrator.review.expired import unless_expired
 from migrator.review.filelist import FILTER_CHOICES, filter_files, group_by_directory
 from migrator.review.forms import DiffViewForm, FileFilterForm, FoldForm
 from migrator.review.pages import CHUNK_ROWS, FIRST_PAGE_ROWS, diff_page, fold_rows, view_query
@@ -37,6 +38,7 @@ def _hipify_state(run: Run) -> str:
 
 @login_required
 @require_GET
+@unless_expired
 def run_files(request: HttpRequest, run_id: int) -> HttpResponse:
     run, tree = get_review_or_404(request.user, run_id)
     form = FileFilterForm(request.GET)
@@ -69,6 +71,7 @@ def _diff_context(run: Run, tree: ReviewTree, pair: FilePair, form: DiffViewForm
 
 @login_required
 @require_GET
+@unless_expired
 def file_view(request: HttpRequest, run_id: int, path: str) -> HttpResponse:
     run, tree = get_review_or_404(request.user, run_id)
     pair = _pair_or_404(tree, path)
@@ -102,6 +105,7 @@ def _shadowed(tree: ReviewTree, path: str, suffix: str) -> str | None:
 
 @login_required
 @require_GET
+@unless_expired
 def file_chunk(request: HttpRequest, run_id: int, path: str) -> HttpResponse:
     """The next rows of a diff (an htmx fragment that replaces the sentinel row)."""
     run, tree = get_review_or_404(request.user, run_id)
@@ -124,6 +128,7 @@ def file_chunk(request: HttpRequest, run_id: int, path: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@unless_expired
 def file_fold(request: HttpRequest, run_id: int, path: str) -> HttpResponse:
     """The lines hidden by one fold (an htmx fragment that replaces the fold row)."""
     run, tree = get_review_or_404(request.user, run_id)

@@ -22,7 +22,7 @@ from migrator.runners.models import Runner
 from worker.runner.heartbeat import build_heartbeat
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.roots import default_root
-from worker.toolchain.sandbox import sandbox_problem
+from worker.toolchain.sandbox import isolation_report, sandbox_problem
 
 log = logging.getLogger(__name__)
 HEARTBEAT_S = 5.0
@@ -46,6 +46,7 @@ def describe(profile: str, queues: list[str]) -> dict[str, Any]:
         root = default_root()
         info["sandbox"] = {"ok": root is not None and not sandbox_problem(root),
                            "problem": sandbox_problem(root) if root else "no toolchain root installed"}
+        info["isolation"] = isolation_report(root)
     except Exception as exc:  # detection is informative; a broken toolchain must not stop the worker
         info["build_toolchain"] = {"error": str(exc)}
     return info

@@ -28,7 +28,7 @@ def form_data(page_fields: dict[str, str]) -> dict[str, str]:
     values = {name: "" for name in HELP} | {
         "hipify_engine": "builtin", "launch_style": "chevron", "build_mode": "auto", "link_target": "auto",
         "exclude_globs": "third_party/**\nthirdparty/**\nexternal/**\nvendor/**\n**/.git/**", "offload_archs": "gfx90a",
-        "compile_timeout_s": "300", "build_timeout_s": "1800", "build_memory_mb": "8192", "smoke_timeout_s": "300",
+        "compile_timeout_s": "300", "build_timeout_s": "1800", "build_memory_mb": "8192", "workspace_mb": "10240", "smoke_timeout_s": "300",
         "smoke_expected_exit": "0", "smoke_compare_reference": "on", "smoke_wait_timeout_s": "1800",
         "smoke_output_limit_bytes": "1000000", "mode": "fields",
     }

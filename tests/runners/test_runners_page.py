@@ -2,6 +2,7 @@
 plus the build toolchain, and how long the detection of a dead worker takes."""
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 import pytest
@@ -59,3 +60,33 @@ def test_the_runners_page_states_how_long_dead_worker_detection_takes(alice_clie
     page = alice_client.get("/runners/").content.decode()
     assert "detected within 120–150 s" in page
     assert "heartbeat limit 120 s + sweep every 30 s" in page
+
+
+def test_runners_page_shows_the_sandbox_isolation_in_effect_and_the_workspace_disk(
+    alice_client: Client, settings: Settings
+) -> None:
+    settings.MIGRATOR_WORK_RETENTION_H, settings.MIGRATOR_RUN_RETENTION_DAYS = 24, 30
+    info = describe("cpu", ["cpu"])
+    register("cpu-1@host", "cpu", ["cpu"], info)
+    page = alice_client.get(reverse("runners:list")).content.decode()
+    row = page[page.index('id="runner-1"'):page.index("</tr>", page.index('id="runner-1"'))]
+    isolation = info["isolation"]
+    assert f"limits: {isolation['cgroup']}" in row and f"work area: {isolation['work_area']}" in row
+    assert f"host paths: {isolation['host_paths']}" in row and f"user: {isolation['identity']}" in row
+    if os.geteuid() == 0 and "none" not in isolation["cgroup"]:  # this machine: root, cgroup v1, loop devices
+        assert "a cgroup1 group per job (memory and pids)" in row or "a cgroup2 group per job" in row
+    disk = page[page.index('id="workspace-disk"'):]
+    assert " free</strong> on the filesystem holding the workspaces" in disk
+    assert "removed after 24 h" in disk and "whole workspaces after 30 days" in disk
+
+
+def test_runners_page_warns_when_a_worker_has_no_cgroup_per_job(alice_client: Client) -> None:
+    register("cpu-2@host", "cpu", ["cpu"], {"host": "h", "gpus": [], "isolation": {
+        "cgroup": "no cgroup per job (no writable cgroup v1 memory or pids hierarchy and no delegated cgroup v2): "
+                  "per-process limits only", "cgroup_ok": False, "identity": "the worker's own user id, in a user "
+                  "namespace", "identity_ok": False, "host_paths": "visible in mountinfo (hiding host paths needs a "
+                  "root worker (overlay mounts))", "host_paths_ok": False,
+        "work_area": "watched folders (loop-mounted work volumes need a root worker)", "work_area_ok": False}})
+    page = alice_client.get(reverse("runners:list")).content.decode()
+    assert '<li class="sev-warning">limits: no cgroup per job' in page
+    assert '<li class="sev-warning">work area: watched folders (loop-mounted work volumes need a root worker)' in page

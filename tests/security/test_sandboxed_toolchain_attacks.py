@@ -123,7 +123,9 @@ def test_a_build_command_cannot_reach_sockets_other_runs_the_network_or_the_host
     assert "REACHED" not in output and "READ" not in output and "WROTE" not in output
     assert output.count("blocked") == 11, output
     assert leftovers == [] and not (ctx.workspace.source / "dropped").exists()
-    assert result.outcome == "failed"  # it tried the network and wrote outside: named as violations
+    # Every attempt was blocked and the build itself went on to exit 0: pass/fail comes from the sandbox's
+    # signals, not from the "Network is unreachable" / "Read-only file system" words it printed.
+    assert result.outcome == "passed"
 
 
 def test_a_fork_bomb_in_a_build_is_stopped_at_the_process_limit(tmp_path: Path) -> None:

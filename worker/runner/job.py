@@ -92,13 +92,17 @@ def run_on_gpu(
         fake = " (fake device)" if lease.gpu.fake else ""
         log(f"leased GPU {lease.gpu.index}: {lease.gpu.name} {lease.gpu.arch}{fake}\n")
         log(f"$ {command}\n")
+        boxed = _sandbox_limits(limits)
         try:
-            argv = sandbox.command(["/bin/sh", "-c", command], sandbox.inside(cwd), _sandbox_limits(limits),
-                                   lease.env())
-            execution = run_command(
-                argv, sandbox.workspace, {"PATH": PATH}, limits.timeout_s,
-                limits.output_limit_bytes, gpu_memory_sampler(lease.gpu), cancel=cancel,
-            )
+            argv = sandbox.command(["/bin/sh", "-c", command], sandbox.inside(cwd), boxed, lease.env())
+            try:
+                execution = run_command(
+                    argv, sandbox.workspace, {"PATH": PATH}, limits.timeout_s,
+                    limits.output_limit_bytes, gpu_memory_sampler(lease.gpu), cancel=cancel,
+                )
+            finally:
+                for note in sandbox.finish(argv, boxed):  # the job's cgroup: limits it hit, then removed
+                    log(f"[sandbox] {note}\n")
             execution.command = command
         except (OSError, SandboxUnavailable) as exc:
             error = f"could not start the command: {exc}"

@@ -84,8 +84,11 @@ def _limits(timeout_s: float, output_bytes: int) -> SandboxLimits:
 def _run_boxed(sandbox: Sandbox, argv: list[str], cwd: Path, limits: SandboxLimits, env: dict[str, str],
                sampler: GpuSampler | None, cancel: Callable[[], bool] | None) -> Execution:
     wrapped = sandbox.command(argv, sandbox.inside(cwd), limits, env)
-    return run_command(wrapped, sandbox.workspace, {"PATH": PATH}, limits.timeout_s, limits.output_bytes, sampler,
-                       cancel=cancel)
+    try:
+        return run_command(wrapped, sandbox.workspace, {"PATH": PATH}, limits.timeout_s, limits.output_bytes,
+                           sampler, cancel=cancel)
+    finally:
+        sandbox.finish(wrapped, limits)  # removes the job's cgroup
 
 
 def serve_timeout(spec: ServeSpec) -> float:

@@ -57,7 +57,7 @@ def run(ctx: StageContext) -> StageResult:
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
     choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
     ctx.log(f"{choice.reason}\n")
-    with open_work(ctx.workspace) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
         sandbox = run_sandbox(select_root(toolchain.name), ctx.workspace, work)
         try:
             remove(sandbox, HIP_COPY, BUILD)  # a redelivered compile starts clean

@@ -36,7 +36,7 @@ def engine_sandbox(ctx: StageContext, root: ToolchainRoot, tools: Mapping[str, P
     made below it), all made by sandboxed commands; the folder is removed when the block ends."""
     if not ctx.workspace.hip.exists():  # bound read-only, so the engine cannot make it for us
         ctx.workspace.hip.mkdir(parents=True)
-    with open_work(ctx.workspace) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
         sandbox = run_sandbox(root, ctx.workspace, work, tools=tools)
         inside = MOUNT / OUTPUT_DIR
         remove(sandbox, inside)

@@ -47,7 +47,7 @@ def run(ctx: StageContext) -> StageResult:
     toolchain = detect_toolchain(ctx.settings.toolchain)
     ctx.log(f"linking {len(objects)} objects ({ctx.settings.link_target})\n")
     units = build_units(ctx.workspace.hip, ctx.settings.exclude_globs) if compiled.get("build_units") else []
-    with open_work(ctx.workspace) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
         sandbox = run_sandbox(select_root(toolchain.name), ctx.workspace, work) if toolchain.available else None
         report = link_objects(objects, ctx.workspace.hip, ctx.workspace.build, ctx.settings, toolchain, units=units,
                               sandbox=sandbox)

@@ -176,7 +176,7 @@ def run(ctx: StageContext) -> StageResult:
         root = select_root(settings.toolchain)
     except ToolchainNotFound as exc:
         return StageResult.failed(f"no ROCm toolchain root on this runner to run the smoke command in: {exc}")
-    with open_work(ctx.workspace) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
         job = run_on_gpu(settings.smoke_command, run_dir, found, limits_for(settings),
                          run_sandbox(root, ctx.workspace, work, gpu_devices=True), log=ctx.log,
                          cancel=ctx.is_cancelled)
@@ -266,7 +266,7 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     arch = found.gpus[0].arch if found.gpus else ""
     ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
     result: dict[str, Any] = {"run_id": ctx.run_id, "key": reference_key(settings, source_pin(ctx))}
-    with open_work(ctx.workspace) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
         sandbox = run_sandbox(None, ctx.workspace, work, gpu_devices=True)  # the host's CUDA toolkit, read-only
         build = build_cuda_reference(ctx.workspace.source, work / REFERENCE_BUILD_DIR, settings, sandbox, arch,
                                      log=ctx.log)

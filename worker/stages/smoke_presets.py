@@ -86,7 +86,7 @@ def run_preset_stage(ctx: StageContext, raw: dict[str, Any]) -> StageResult:
         return StageResult.failed(f"no ROCm toolchain root on this runner to run the preset in: {exc}")
     reference = preset_reference(ctx, name)
     ctx.log(f"preset {name}; CUDA reference: {'yes' if reference else 'none'}\n")
-    with open_work(ctx.workspace) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
         sandbox = run_sandbox(root, ctx.workspace, work, gpu_devices=True)
         try:
             cwd = working_dir(ctx, sandbox)
@@ -141,7 +141,7 @@ def run_preset_reference(ctx: StageContext, raw: dict[str, Any]) -> dict[str, An
         return {"ok": False, "summary": f"bad smoke preset: {error}"}
     found = probe("cuda")
     ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
-    with open_work(ctx.workspace) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
         sandbox = run_sandbox(None, ctx.workspace, work, gpu_devices=True)  # the host's CUDA stack, read-only
         run = run_preset_on_gpu(spec, ctx.workspace.source, found, sandbox,
                                 wait_timeout_s=ctx.settings.smoke_wait_timeout_s, log=ctx.log, cancel=ctx.is_cancelled,

@@ -126,11 +126,9 @@ def run_project_build(
         report.steps.append({"name": step.name, "command": step.command, "cwd": step.cwd,
                              "returncode": result.process.returncode,
                              "duration_s": round(result.process.duration_s, 3)})
-        if result.violations:
-            report.error = f"{step.name} step broke the sandbox rules: {result.violations[0]}"
-            break
-        if not result.ok:
-            report.error = f"{step.name} step failed (exit status {result.process.returncode})"
+        if not result.ok:  # decided by the sandbox's signals; the first violation says why where it can
+            report.error = f"{step.name} step failed (exit status {result.process.returncode})" + "".join(
+                f": {violation}" for violation in result.violations[:1])
             break
     report.ok = not report.error
     report.output = "".join(outputs)

@@ -15,22 +15,26 @@ chowns, lists or deletes a path in it by name:
 - a whole ``work/`` (or a run's folder holding one) is deleted with ``shutil.rmtree``, which works
   through directory descriptors and never follows a link (``delete_tree``).
 
-``open_work`` is the single entry point every stage takes to ``work/``: today it makes sure the folder
-exists; a size-limited volume per run mounts there.
+``open_work`` is the single entry point every stage takes to ``work/``: the run's size-limited work volume
+is mounted there for the stage (``volume.py``).
 """
 from __future__ import annotations
 
 import os
 import shutil
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from worker.context import Workspace
+from worker.project_settings import ProjectSettings
 from worker.toolchain.roots import ToolchainRoot
 from worker.toolchain.sandbox import MOUNT, Sandbox, SandboxLimits, SandboxResult
+from worker.toolchain.volume import work_area
 
+WORK = "work"
+IMAGE = "work.img"
 SOURCE_MOUNT = MOUNT / "source"  # the fetched original, read-only
 TRANSLATED_MOUNT = MOUNT / ".translated"  # the translated tree as translation wrote it, read-only
 HIP_COPY = MOUNT / "hip"  # the copy of the translated tree that builds run in (made in the sandbox)
@@ -44,17 +48,27 @@ class WorkError(RuntimeError):
     """A sandboxed step on ``work/`` (making, emptying or copying folders) failed; the message says which."""
 
 
+def work_paths(run_root: Path) -> tuple[Path, Path]:
+    """The work folder (the volume's mount point) and the image of a run."""
+    return run_root / WORK, run_root / IMAGE
+
+
 @contextmanager
-def open_work(workspace: Workspace) -> Iterator[Path]:
-    """The run's ``work/`` folder for the stage's sandboxes, for as long as the stage uses it."""
-    work = workspace.work
+def open_work(
+    workspace: Workspace, *, size_mb: int = ProjectSettings.workspace_mb, log: Callable[[str], None] | None = None,
+) -> Iterator[Path]:
+    """The run's ``work/`` for the stage's sandboxes, for as long as the stage uses it: the run's work volume
+    (a sparse ext4 image ``work.img`` of ``size_mb``, mounted for the block and unmounted after,
+    ``volume.py``) or, where loop mounts cannot be had, a plain folder whose size each sandboxed job
+    watches. Nested and concurrent uses in one process share one mount; ``log`` gets one line saying which."""
+    folder, image = work_paths(workspace.root)
     workspace.root.mkdir(parents=True, exist_ok=True)
-    try:
-        os.mkdir(work, 0o755)
-    except FileExistsError:
-        if not stat.S_ISDIR(os.lstat(work).st_mode):
-            raise WorkError("the run's work folder is not a folder") from None
-    yield work
+    if os.path.lexists(folder) and not stat.S_ISDIR(os.lstat(folder).st_mode):
+        raise WorkError("the run's work folder is not a folder")
+    with work_area(folder, image, size_mb) as area:
+        if log is not None:
+            log(f"[migrator] {area.describe()}\n")
+        yield area.path
 
 
 def run_sandbox(
