@@ -199,6 +199,10 @@ MIGRATOR_MAX_FILE_BYTES = env_int("MIGRATOR_MAX_FILE_BYTES", 512 * 1024 * 1024, 
 # git sources: file:// and local paths are refused unless an operator allows them.
 MIGRATOR_ALLOW_LOCAL_GIT = env_bool("MIGRATOR_ALLOW_LOCAL_GIT", False)
 MIGRATOR_GIT_TIMEOUT_S = env_int("MIGRATOR_GIT_TIMEOUT_S", 300, minimum=1)
+# git URLs must lead to public addresses (checked after DNS, and on every redirect; git connects to the
+# checked address). Loopback and private addresses are allowed inside the networks listed here (a GitLab
+# on the company network); link-local and cloud metadata addresses never.
+MIGRATOR_GIT_TRUSTED_NETWORKS = env_networks("MIGRATOR_GIT_TRUSTED_NETWORKS", [])
 # Code-host APIs the worker may post statuses and comments to: GitHub's and GitLab's public APIs plus
 # the self-hosted https bases listed here. Their names must resolve to public addresses, except inside
 # the networks listed in MIGRATOR_HOST_API_TRUSTED_NETWORKS (a GitLab on the company network).

@@ -211,11 +211,7 @@ def source_spec(run: Run) -> dict[str, object]:
         return {
             "kind": "archive", "path": run.archive.path, "sha256": run.archive.sha256,
             "name": run.archive.original_name,
-            "limits": {
-                "max_files": django_settings.MIGRATOR_MAX_ARCHIVE_FILES,
-                "max_total_bytes": django_settings.MIGRATOR_MAX_UNPACKED_BYTES,
-                "max_file_bytes": django_settings.MIGRATOR_MAX_FILE_BYTES,
-            },
+            "limits": _source_limits(),
         }
     if run.source_kind != SourceKind.GIT or not run.git_url:
         raise MissingSource(f"this run has no source to fetch (kind {run.source_kind!r}, no git URL)")
@@ -224,6 +220,17 @@ def source_spec(run: Run) -> dict[str, object]:
         # The command line is run by an operator, who may name local repositories.
         "allow_local": django_settings.MIGRATOR_ALLOW_LOCAL_GIT or run.trigger == Trigger.CLI,
         "timeout_s": django_settings.MIGRATOR_GIT_TIMEOUT_S,
+        "trusted_networks": list(django_settings.MIGRATOR_GIT_TRUSTED_NETWORKS),
+        "limits": _source_limits(),
+    }
+
+
+def _source_limits() -> dict[str, int]:
+    """What an unpacked archive or a git checkout may write (both checked before anything is written)."""
+    return {
+        "max_files": django_settings.MIGRATOR_MAX_ARCHIVE_FILES,
+        "max_total_bytes": django_settings.MIGRATOR_MAX_UNPACKED_BYTES,
+        "max_file_bytes": django_settings.MIGRATOR_MAX_FILE_BYTES,
     }
 
 
