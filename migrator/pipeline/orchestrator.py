@@ -126,7 +126,8 @@ def advance(run_id: int, dispatch: Dispatcher) -> Stage | None:
 
 
 def execute_stage(stage_id: int, *, worker: str = "", inline: bool = False) -> StageState | None:
-    """Claim and run one stage; returns its final state, or None when another worker had it.
+    """Claim and run one stage; returns its final state, or None when another worker had it (or the
+    sweep ended it while it ran).
 
     ``inline``: the whole run executes in this process (``run_sync``); told to the receivers."""
     worker = worker or socket.gethostname()
@@ -136,6 +137,10 @@ def execute_stage(stage_id: int, *, worker: str = "", inline: bool = False) -> S
     with StageLog(stage.pk, stage.run_id) as stage_log:
         state, summary, data = _run_module(stage, stage_log)
     final = transitions.finish_stage(stage.pk, state, summary, data)
+    if final is None:  # no longer running: the sweep ended it (worker lost, cancelled) and announced that
+        log.warning("stage %s of run %s was ended by someone else meanwhile; this worker's outcome (%s) is dropped",
+                    stage.name, stage.run_id, state)
+        return None
     announce_stage(final, inline=inline)
     return StageState(final.state)
 
