@@ -82,8 +82,12 @@ MIGRATOR_CONTENT_SECURITY_POLICY = env_str(
 )
 
 # --- Sign-in and API token throttling (migrator/accounts/throttle.py) ----------------------
-MIGRATOR_LOGIN_FREE_ATTEMPTS = env_int("MIGRATOR_LOGIN_FREE_ATTEMPTS", 5, minimum=1)  # per account
+# Growing delays on whoever failed: per (account, address) or (account, device), per address; valid
+# tokens always pass. While Redis is down the counts go on per process (the operator log says so).
+MIGRATOR_LOGIN_FREE_ATTEMPTS = env_int("MIGRATOR_LOGIN_FREE_ATTEMPTS", 5, minimum=1)  # per account and address/device
 MIGRATOR_LOGIN_ADDRESS_FREE_ATTEMPTS = env_int("MIGRATOR_LOGIN_ADDRESS_FREE_ATTEMPTS", 20, minimum=1)
+# A browser that signed in keeps a signed device cookie this long: its attempts count on their own.
+MIGRATOR_LOGIN_DEVICE_DAYS = env_int("MIGRATOR_LOGIN_DEVICE_DAYS", 90, minimum=1)
 MIGRATOR_TOKEN_FREE_ATTEMPTS = env_int("MIGRATOR_TOKEN_FREE_ATTEMPTS", 10, minimum=1)  # bad tokens per address
 MIGRATOR_THROTTLE_BASE_S = env_int("MIGRATOR_THROTTLE_BASE_S", 30, minimum=1)  # doubled per further failure
 MIGRATOR_THROTTLE_MAX_S = env_int("MIGRATOR_THROTTLE_MAX_S", 900, minimum=1)
@@ -268,7 +272,9 @@ CACHE_URL = env_str("MIGRATOR_CACHE_URL", "redis://127.0.0.1:6379/1")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "TIMEOUT": 3600},
     # Failed sign-in and token counts (shared by every web process, so limits hold across them).
-    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "t"},
+    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "t",
+                 # A Redis that stopped answering must not hold sign-ins: give up soon, count per process.
+                 "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}},
 }
 
 LOGGING = {
