@@ -236,6 +236,12 @@ MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, min
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
 MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
 
+# Webhooks: the same change (project, event, commit, pull request) delivered again under a fresh delivery
+# id within this window starts nothing; nor does a delivery once a project's webhooks started this many
+# runs within an hour. Both answer 200 and are recorded with the reason.
+MIGRATOR_WEBHOOK_DEDUP_WINDOW_S = env_int("MIGRATOR_WEBHOOK_DEDUP_WINDOW_S", 24 * 3600, minimum=0)
+MIGRATOR_WEBHOOK_RUNS_PER_HOUR = env_int("MIGRATOR_WEBHOOK_RUNS_PER_HOUR", 60, minimum=1)
+
 # Stages an operator switched off (e.g. a web-only host); they are recorded as not available.
 MIGRATOR_DISABLED_STAGES = env_list("MIGRATOR_DISABLED_STAGES", [])
 
