@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings as django_settings
+from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connection, transaction
+from django.db.models import CharField, Count, F, Func, Q, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from migrator.celery import app
@@ -74,20 +77,29 @@ def _lock_project(project: Project) -> None:
     list(Project.objects.select_for_update().filter(pk=project.pk).values_list("pk", flat=True))
 
 
-def _why_skip(project: Project, provider: str, delivery_id: str, wanted: RunRequest) -> tuple[str, str]:
-    """(Skipped kind, reason) for a delivery under a new id that must start nothing; ("", "") otherwise."""
+def _utc_text(field: str) -> Func:
+    """A timestamp as text, to the second, in UTC (the connection's time zone)."""
+    return Func(F(field), Value("YYYY-MM-DD HH24:MI:SS \"UTC\""), function="to_char", output_field=CharField())
+
+
+def _why_skip(project: Project, wanted: RunRequest) -> tuple[str, str]:
+    """(Skipped kind, reason) for a new delivery that must start nothing; ("", "") otherwise. One query
+    over the project's recent deliveries that started (or will start) a run."""
     now = timezone.now()
-    started = WebhookDelivery.objects.filter(project=project, skipped=Skipped.NO, error="").exclude(
-        provider=provider, delivery_id=delivery_id
-    )
-    window = timedelta(seconds=django_settings.MIGRATOR_WEBHOOK_DEDUP_WINDOW_S)
-    same = started.filter(event=wanted.event[:50], head_sha=wanted.sha[:64], pr_url=wanted.pr_url[:500],
-                          received_at__gte=now - window).order_by("-received_at").first()
-    if same is not None:
+    hour_ago = now - timedelta(hours=1)
+    window_start = now - timedelta(seconds=django_settings.MIGRATOR_WEBHOOK_DEDUP_WINDOW_S)
+    same = Q(event=wanted.event[:50], head_sha=wanted.sha[:64], pr_url=wanted.pr_url[:500],
+             received_at__gte=window_start)
+    recent = WebhookDelivery.objects.filter(
+        project=project, skipped=Skipped.NO, error="", received_at__gte=min(hour_ago, window_start)
+    ).aggregate(runs=Count("pk", filter=Q(received_at__gte=hour_ago)),
+                same=ArrayAgg(Concat("delivery_id", Value(" received at "), _utc_text("received_at")),
+                              filter=same, order_by="-received_at", default=[]))
+    if recent["same"]:
         what = f"{wanted.event} of {wanted.sha[:12]}" + (f" for {wanted.pr_url}" if wanted.pr_url else "")
-        return Skipped.DUPLICATE, f"the same {what} as delivery {same.delivery_id[:60]} received at {same.received_at:%Y-%m-%d %H:%M:%S} UTC"
+        return Skipped.DUPLICATE, f"the same {what} as delivery {recent['same'][0][:120]}"
     bound = django_settings.MIGRATOR_WEBHOOK_RUNS_PER_HOUR
-    if started.filter(received_at__gte=now - timedelta(hours=1)).count() >= bound:
+    if recent["runs"] >= bound:
         return Skipped.RATE_LIMITED, f"this project's webhooks started {bound} runs within the last hour (the limit)"
     return Skipped.NO, ""
 
@@ -95,19 +107,20 @@ def _why_skip(project: Project, provider: str, delivery_id: str, wanted: RunRequ
 def accept_delivery(project: Project, provider: str, delivery_id: str, wanted: RunRequest) -> DeliveryOutcome:
     """Record a delivery and queue its run. A replayed delivery id queues nothing; neither does the same
     change under a fresh id within MIGRATOR_WEBHOOK_DEDUP_WINDOW_S, nor a delivery over the project's
-    MIGRATOR_WEBHOOK_RUNS_PER_HOUR (both recorded with the reason)."""
+    MIGRATOR_WEBHOOK_RUNS_PER_HOUR (both recorded with the reason). Three statements in one transaction:
+    lock, look back, insert."""
     with transaction.atomic():
         _lock_project(project)
-        seen = (
-            WebhookDelivery.objects.filter(project=project, provider=provider, delivery_id=delivery_id)
-            .only("pk", "run", "skipped", "skip_reason").first()
-        )
-        if seen is not None:
-            return DeliveryOutcome(False, seen.pk, seen.run, skipped=seen.skipped, reason=seen.skip_reason)
-        skipped, reason = _why_skip(project, provider, delivery_id, wanted)
+        skipped, reason = _why_skip(project, wanted)
         pk = _claim(project, provider, delivery_id, wanted, skipped, reason)
-    if pk is None:  # cannot happen under the project's lock; answered as a replay all the same
-        return DeliveryOutcome(False, 0, None)
+        if pk is None:  # a delivery id seen before
+            seen = (
+                WebhookDelivery.objects.filter(project=project, provider=provider, delivery_id=delivery_id)
+                .only("pk", "run", "skipped", "skip_reason").first()
+            )
+            if seen is None:
+                return DeliveryOutcome(False, 0, None)
+            return DeliveryOutcome(False, seen.pk, seen.run, skipped=seen.skipped, reason=seen.skip_reason)
     if skipped:
         log.info("webhook delivery %s of project %s starts nothing: %s", delivery_id, project.pk, reason)
         return DeliveryOutcome(False, pk, None, skipped=skipped, reason=reason)
