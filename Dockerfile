@@ -18,4 +18,4 @@ ENV PATH=/venv/bin:$PATH
 COPY . .
 RUN scripts/toolchain-root register rocm-6.4-image /var/cache/migrator/toolchains/rocm-6.4-image
 EXPOSE 8000
-CMD ["gunicorn", "migrator.wsgi", "-b", "0.0.0.0:8000", "-w", "3", "--timeout", "300"]
+CMD ["gunicorn", "-c", "gunicorn.conf.py", "-b", "0.0.0.0:8000"]

@@ -91,8 +91,12 @@ MIGRATOR_CONTENT_SECURITY_POLICY = env_str(
 )
 
 # --- Sign-in and API token throttling (migrator/accounts/throttle.py) ----------------------
-MIGRATOR_LOGIN_FREE_ATTEMPTS = env_int("MIGRATOR_LOGIN_FREE_ATTEMPTS", 5, minimum=1)  # per account
+# Growing delays on whoever failed: per (account, address) or (account, device), per address; valid
+# tokens always pass. While Redis is down the counts go on per process (the operator log says so).
+MIGRATOR_LOGIN_FREE_ATTEMPTS = env_int("MIGRATOR_LOGIN_FREE_ATTEMPTS", 5, minimum=1)  # per account and address/device
 MIGRATOR_LOGIN_ADDRESS_FREE_ATTEMPTS = env_int("MIGRATOR_LOGIN_ADDRESS_FREE_ATTEMPTS", 20, minimum=1)
+# A browser that signed in keeps a signed device cookie this long: its attempts count on their own.
+MIGRATOR_LOGIN_DEVICE_DAYS = env_int("MIGRATOR_LOGIN_DEVICE_DAYS", 90, minimum=1)
 MIGRATOR_TOKEN_FREE_ATTEMPTS = env_int("MIGRATOR_TOKEN_FREE_ATTEMPTS", 10, minimum=1)  # bad tokens per address
 MIGRATOR_THROTTLE_BASE_S = env_int("MIGRATOR_THROTTLE_BASE_S", 30, minimum=1)  # doubled per further failure
 MIGRATOR_THROTTLE_MAX_S = env_int("MIGRATOR_THROTTLE_MAX_S", 900, minimum=1)
@@ -127,6 +131,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "migrator.unreadable.UnreadableRequestMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -208,6 +213,10 @@ MIGRATOR_MAX_FILE_BYTES = env_int("MIGRATOR_MAX_FILE_BYTES", 512 * 1024 * 1024, 
 # git sources: file:// and local paths are refused unless an operator allows them.
 MIGRATOR_ALLOW_LOCAL_GIT = env_bool("MIGRATOR_ALLOW_LOCAL_GIT", False)
 MIGRATOR_GIT_TIMEOUT_S = env_int("MIGRATOR_GIT_TIMEOUT_S", 300, minimum=1)
+# git URLs must lead to public addresses (checked after DNS, and on every redirect; git connects to the
+# checked address). Loopback and private addresses are allowed inside the networks listed here (a GitLab
+# on the company network); link-local and cloud metadata addresses never.
+MIGRATOR_GIT_TRUSTED_NETWORKS = env_networks("MIGRATOR_GIT_TRUSTED_NETWORKS", [])
 # Code-host APIs the worker may post statuses and comments to: GitHub's and GitLab's public APIs plus
 # the self-hosted https bases listed here. Their names must resolve to public addresses, except inside
 # the networks listed in MIGRATOR_HOST_API_TRUSTED_NETWORKS (a GitLab on the company network).
@@ -252,6 +261,12 @@ MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, min
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
 MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
 
+# Webhooks: the same change (project, event, commit, pull request) delivered again under a fresh delivery
+# id within this window starts nothing; nor does a delivery once a project's webhooks started this many
+# runs within an hour. Both answer 200 and are recorded with the reason.
+MIGRATOR_WEBHOOK_DEDUP_WINDOW_S = env_int("MIGRATOR_WEBHOOK_DEDUP_WINDOW_S", 24 * 3600, minimum=0)
+MIGRATOR_WEBHOOK_RUNS_PER_HOUR = env_int("MIGRATOR_WEBHOOK_RUNS_PER_HOUR", 60, minimum=1)
+
 # Stages an operator switched off (e.g. a web-only host); they are recorded as not available.
 MIGRATOR_DISABLED_STAGES = env_list("MIGRATOR_DISABLED_STAGES", [])
 
@@ -292,7 +307,9 @@ CACHE_URL = env_str("MIGRATOR_CACHE_URL", "") or redis_url_next_db(REDIS_URL)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "TIMEOUT": 3600},
     # Failed sign-in and token counts (shared by every web process, so limits hold across them).
-    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "t"},
+    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "t",
+                 # A Redis that stopped answering must not hold sign-ins: give up soon, count per process.
+                 "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}},
 }
 
 LOGGING = {

@@ -177,7 +177,10 @@ def _fresh_throttle() -> Iterator[None]:
     if settings.configured:
         from django.core.cache import caches
 
+        from migrator.accounts import throttle
+
         caches["throttle"].clear()
+        throttle.clear_fallback()
     yield
 
 

@@ -36,7 +36,7 @@ from migrator.pipeline.dispatch import start_run
 from migrator.projects import actions
 from migrator.projects.access import get_stage_or_404, get_team_project_or_404, get_team_run_or_404
 from migrator.projects.constants import FINAL_STAGE_STATES
-from migrator.projects.forms import default_rerun_stage
+from migrator.projects.forms import default_rerun_stage, git_url_policy
 from migrator.projects.logs import read_log_from
 from migrator.projects.models import Project, Run
 from migrator.projects.queueing import queue_down_message, queue_is_down, retry_after_s
@@ -90,7 +90,8 @@ def _run(request: HttpRequest, run_id: int) -> Run:
 def _checked_git(git_url: str, ref: str) -> tuple[str, str]:
     """The same checks as the web forms; raises ActionError with the user-facing reason."""
     try:
-        url = check_git_url(git_url, allow_local=django_settings.MIGRATOR_ALLOW_LOCAL_GIT) if git_url else ""
+        url = check_git_url(git_url, allow_local=django_settings.MIGRATOR_ALLOW_LOCAL_GIT,
+                            policy=git_url_policy()) if git_url else ""
         return url, check_ref(ref) if ref else ""
     except GitSourceError as exc:
         raise actions.ActionError(str(exc)) from exc

@@ -11,6 +11,7 @@ class ProjectIntegrationAdmin(admin.ModelAdmin[ProjectIntegration]):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(admin.ModelAdmin[WebhookDelivery]):
-    list_display = ("delivery_id", "provider", "project", "event", "action", "run", "received_at")
-    list_filter = ("provider", "event")
-    readonly_fields = ("provider", "delivery_id", "project", "event", "action", "run", "received_at")
+    list_display = ("delivery_id", "provider", "project", "event", "action", "run", "skipped", "received_at")
+    list_filter = ("provider", "event", "skipped")
+    readonly_fields = ("provider", "delivery_id", "project", "event", "action", "run", "skipped", "skip_reason",
+                       "received_at")

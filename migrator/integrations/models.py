@@ -56,11 +56,21 @@ class ProjectIntegration(models.Model):
         return bool(self.host_token) and (self.post_statuses or self.post_comments)
 
 
+class Skipped(models.TextChoices):
+    """Why a recorded delivery started no run (empty: it did, or will)."""
+
+    NO = "", "started a run"
+    DUPLICATE = "duplicate", "the same change as an earlier delivery"
+    RATE_LIMITED = "rate_limited", "over the project's hourly bound"
+
+
 class WebhookDelivery(models.Model):
     """One received delivery; the unique key makes a replayed delivery start nothing twice.
 
     Delivery ids are unique per project (one integration each), never across projects: a delivery
     for one project that reuses another project's id is its own delivery, and learns nothing of the other.
+    A delivery under a fresh id that asks for the same change as a recent one, or one over the project's
+    hourly bound, is recorded with ``skipped`` and ``skip_reason`` and starts nothing.
     """
 
     provider = models.CharField(max_length=10, choices=HostKind.choices)
@@ -72,6 +82,8 @@ class WebhookDelivery(models.Model):
     pr_url = models.CharField(max_length=500, blank=True)
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     error = models.CharField(max_length=500, blank=True)
+    skipped = models.CharField(max_length=20, choices=Skipped.choices, blank=True, default=Skipped.NO)
+    skip_reason = models.CharField(max_length=300, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
     processed_at = models.DateTimeField(null=True, blank=True)
 
@@ -79,6 +91,8 @@ class WebhookDelivery(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "provider", "delivery_id"], name="unique_project_webhook_delivery"),
         ]
+        # The duplicate and hourly-bound checks look at one project's recent deliveries.
+        indexes = [models.Index(fields=["project", "received_at"], name="delivery_project_recent_idx")]
         ordering = ["-received_at"]
 
     def __str__(self) -> str:

@@ -4,7 +4,8 @@ Answers: 401 bad or missing signature/token, 404 unknown project or no integrati
 ``MAX_BODY_BYTES``, 400 a payload or event we do not understand (including JSON nested deeper than
 ``MAX_JSON_DEPTH``: size and nesting are bounded before parsing), 409 a project without a git source, 202 a delivery recorded and its
 run queued (a worker creates it), or a known event needing no run (``ignored``), 200 a replayed
-delivery (nothing queued) or a ping.
+delivery (nothing queued), the same change again under a fresh delivery id within the dedup window, or a
+delivery over the project's hourly bound (``skipped`` with the reason, recorded, nothing queued), or a ping.
 """
 from __future__ import annotations
 
@@ -75,6 +76,9 @@ def _start(integration: ProjectIntegration, provider: str, delivery_id: str, wan
     if project.source_kind != SourceKind.GIT:
         return _error("this project has no git source to fetch the commit from", 409)
     outcome = accept_delivery(project, provider, delivery_id, wanted)
+    if outcome.skipped:
+        return JsonResponse({"skipped": outcome.skipped, "reason": outcome.reason, "delivery": outcome.delivery_id},
+                            status=200)
     if not outcome.created:
         run_id = outcome.run.pk if outcome.run else None
         return JsonResponse({"duplicate": True, "delivery": outcome.delivery_id, "run": run_id}, status=200)

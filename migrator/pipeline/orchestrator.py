@@ -131,7 +131,8 @@ def advance(run_id: int, dispatch: Dispatcher) -> Stage | None:
 
 
 def execute_stage(stage_id: int, *, worker: str = "", inline: bool = False) -> StageState | None:
-    """Claim and run one stage; returns its final state, or None when another worker had it.
+    """Claim and run one stage; returns its final state, or None when another worker had it (or the
+    sweep ended it while it ran).
 
     ``inline``: the whole run executes in this process (``run_sync``); told to the receivers."""
     worker = worker or socket.gethostname()
@@ -141,6 +142,10 @@ def execute_stage(stage_id: int, *, worker: str = "", inline: bool = False) -> S
     with StageLog(stage.pk, stage.run_id) as stage_log:
         state, summary, data = _run_module(stage, stage_log)
     final = transitions.finish_stage(stage.pk, state, summary, data)
+    if final is None:  # no longer running: the sweep ended it (worker lost, cancelled) and announced that
+        log.warning("stage %s of run %s was ended by someone else meanwhile; this worker's outcome (%s) is dropped",
+                    stage.name, stage.run_id, state)
+        return None
     announce_stage(final, inline=inline)
     return StageState(final.state)
 
@@ -244,11 +249,7 @@ def source_spec(run: Run) -> dict[str, object]:
         return {
             "kind": "archive", "path": run.archive.path, "sha256": run.archive.sha256,
             "name": run.archive.original_name,
-            "limits": {
-                "max_files": django_settings.MIGRATOR_MAX_ARCHIVE_FILES,
-                "max_total_bytes": django_settings.MIGRATOR_MAX_UNPACKED_BYTES,
-                "max_file_bytes": django_settings.MIGRATOR_MAX_FILE_BYTES,
-            },
+            "limits": _source_limits(),
         }
     if run.source_kind != SourceKind.GIT or not run.git_url:
         raise MissingSource(f"this run has no source to fetch (kind {run.source_kind!r}, no git URL)")
@@ -257,6 +258,17 @@ def source_spec(run: Run) -> dict[str, object]:
         # The command line is run by an operator, who may name local repositories.
         "allow_local": django_settings.MIGRATOR_ALLOW_LOCAL_GIT or run.trigger == Trigger.CLI,
         "timeout_s": django_settings.MIGRATOR_GIT_TIMEOUT_S,
+        "trusted_networks": list(django_settings.MIGRATOR_GIT_TRUSTED_NETWORKS),
+        "limits": _source_limits(),
+    }
+
+
+def _source_limits() -> dict[str, int]:
+    """What an unpacked archive or a git checkout may write (both checked before anything is written)."""
+    return {
+        "max_files": django_settings.MIGRATOR_MAX_ARCHIVE_FILES,
+        "max_total_bytes": django_settings.MIGRATOR_MAX_UNPACKED_BYTES,
+        "max_file_bytes": django_settings.MIGRATOR_MAX_FILE_BYTES,
     }
 
 

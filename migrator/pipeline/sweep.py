@@ -68,7 +68,7 @@ def _smoke_waiting_too_long(now: datetime) -> Iterable[Stage]:
             yield stage
 
 
-def _skip_smoke_waiting(stage: Stage) -> Stage:
+def _skip_smoke_waiting(stage: Stage) -> Stage | None:
     limit = ProjectSettings.stored_or_default(stage.run.settings_used).smoke_wait_timeout_s
     reason = f"no ROCm runner with a suitable GPU came online within {limit} s"
     return transitions.skip_waiting_stage(stage, reason, {"no_runner": True})
@@ -80,15 +80,16 @@ def _unclaimed_cpu_stages(now: datetime) -> Iterable[Stage]:
     return (stage for stage in stuck.order_by("queued_at")[:SWEEP_BATCH] if transitions.earlier_stages_final(stage))
 
 
-def _fail_unclaimed(stage: Stage) -> Stage:
+def _fail_unclaimed(stage: Stage) -> Stage | None:
     return transitions.fail_queued_stage(
         stage, "no worker picked this stage up in time (is a worker for the cpu queue running?)"
     )
 
 
-def _each(stages: Iterable[Stage], change: Callable[[Stage], Stage]) -> list[Stage]:
-    """Apply ``change`` to each of ``stages`` (a query of at most SWEEP_BATCH rows); a stage whose change
-    raises is skipped."""
+def _each(stages: Iterable[Stage], change: Callable[[Stage], Stage | None]) -> list[Stage]:
+    """Apply ``change`` to each of ``stages`` (a query of at most SWEEP_BATCH rows); the stages it changed.
+    A stage whose change raises is skipped, and so is one that changed meanwhile (claimed, finished,
+    a fresh heartbeat): its transition found it no longer as expected."""
     changed: list[Stage] = []
     for stage in stages:
         result = _guarded(stage, change)

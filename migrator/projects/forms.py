@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django import forms
+from django.conf import settings as django_settings
 
 from migrator.accounts.models import Team
 from migrator.projects.actions import settings_to_store
@@ -13,11 +14,17 @@ from migrator.projects.constants import REUSABLE_STAGE_STATES, STAGE_NAMES
 from migrator.projects.models import Stage
 from worker.project_settings import SettingsError, check_source_subdir
 from worker.sources.gitsource import GitSourceError, check_git_url, check_ref
+from worker.sources.hostguard import HostPolicy
+
+
+def git_url_policy() -> HostPolicy:
+    """The addresses a git URL may name: public ones, plus the networks an operator trusts."""
+    return HostPolicy.build([], django_settings.MIGRATOR_GIT_TRUSTED_NETWORKS)
 
 
 def _check_url(url: str, allow_local: bool) -> str:
     try:
-        return check_git_url(url, allow_local=allow_local)
+        return check_git_url(url, allow_local=allow_local, policy=git_url_policy())
     except GitSourceError as exc:
         raise forms.ValidationError(str(exc)) from exc
 

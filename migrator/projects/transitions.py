@@ -1,14 +1,21 @@
 """Every state change of runs and stages goes through this module.
 
-Claims are conditional UPDATEs on (id, expected state): when two workers race for the same stage
-(a redelivered message), exactly one wins and the other exits quietly.
+Every transition states the state it expects and is a conditional UPDATE on (id, expected state), like
+a claim: when two parties race for the same stage (a redelivered message, a worker claiming a stage
+just as the sweep gives up on it), exactly one change happens and the other finds no row changed.
+Transitions that can lose such a race return None then, and their callers leave the stage alone.
+
+Locks are always taken in one order, the run's row first and then its stages, so that a claim, a
+finish, a cancel and the sweep never wait on each other in a circle.
 """
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Case, F, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from migrator.projects.constants import (
@@ -26,18 +33,31 @@ def bump(run_id: int) -> None:
     Run.objects.filter(pk=run_id).update(version=F("version") + 1)
 
 
+def _lock_run(run_id: int) -> None:
+    """Lock the run's row for the rest of the transaction (always before any of its stages)."""
+    list(Run.objects.select_for_update().filter(pk=run_id).values_list("pk", flat=True))
+
+
+def _run_of(stage_id: int) -> int | None:
+    return Stage.objects.filter(pk=stage_id).values_list("run_id", flat=True).first()
+
+
 def mark_enqueued(stage: Stage, task_id: str, queue: str) -> None:
-    with transaction.atomic():  # one commit for both rows
+    with transaction.atomic():  # one commit for both rows; the run's row first
+        bump(stage.run_id)
         Stage.objects.filter(pk=stage.pk, state=StageState.QUEUED).update(
             task_id=task_id, queue=queue, queued_at=timezone.now()
         )
-        bump(stage.run_id)
 
 
 def claim_stage(stage_id: int, worker: str) -> bool:
-    """QUEUED -> RUNNING; False when another worker already took it or it was skipped/cancelled."""
+    """QUEUED -> RUNNING; False when another worker already took it or it was skipped/cancelled/failed."""
+    run_id = _run_of(stage_id)
+    if run_id is None:
+        return False
     now = timezone.now()
     with transaction.atomic():
+        _lock_run(run_id)
         claimed = Stage.objects.filter(pk=stage_id, state=StageState.QUEUED).update(
             state=StageState.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200],
             progress_done=0, progress_total=0, summary="", data={}, log_size=0,
@@ -46,9 +66,8 @@ def claim_stage(stage_id: int, worker: str) -> bool:
             return False
         # A redelivered stage starts from a clean log.
         LogChunk.objects.filter(stage_id=stage_id).delete()
-        stage = Stage.objects.only("run_id").get(pk=stage_id)
-        Run.objects.filter(pk=stage.run_id, state=RunState.QUEUED).update(state=RunState.RUNNING, started_at=now)
-        bump(stage.run_id)
+        Run.objects.filter(pk=run_id, state=RunState.QUEUED).update(state=RunState.RUNNING, started_at=now)
+        bump(run_id)
     return True
 
 
@@ -99,38 +118,42 @@ def _utf8_pieces(data: bytes, size: int) -> list[tuple[int, bytes]]:
     return pieces
 
 
-def finish_stage(stage_id: int, state: StageState, summary: str, data: dict[str, Any] | None = None) -> Stage:
-    """RUNNING -> final state; a failure or cancellation skips or cancels every later stage."""
+def finish_stage(stage_id: int, state: StageState, summary: str, data: dict[str, Any] | None = None) -> Stage | None:
+    """RUNNING -> final state; a failure or cancellation skips or cancels every later stage.
+
+    None when the stage was not running (already final: the first outcome stays)."""
+    return _close(stage_id, {"state": StageState.RUNNING}, state, summary, data)
+
+
+def skip_stage(stage_id: int, reason: str, data: dict[str, Any] | None = None) -> Stage | None:
+    """QUEUED -> SKIPPED without running (e.g. nothing to do); later stages go on. None when not queued."""
+    return _close(stage_id, {"state": StageState.QUEUED}, StageState.SKIPPED, reason, data)
+
+
+def _close(stage_id: int, expected: dict[str, object], state: StageState, summary: str,
+           data: dict[str, Any] | None, started_at: datetime | None = None) -> Stage | None:
+    """The stage, now in final ``state``, if it was as ``expected``; else None and nothing changed.
+    ``started_at``: when a stage that never started counts as started (default: now)."""
+    run_id = _run_of(stage_id)
+    if run_id is None:
+        return None
     now = timezone.now()
+    done = Case(When(progress_total__gt=0, then=F("progress_total")), default=F("progress_done"))
     with transaction.atomic():
-        stage = Stage.objects.select_for_update().get(pk=stage_id)
-        if stage.state in FINAL_STAGE_STATES:
-            return stage
-        stage.state = state
-        stage.summary = summary[:500]
-        stage.data = data or {}
-        stage.finished_at = now
-        stage.started_at = stage.started_at or now
-        if state == StageState.PASSED:
-            stage.progress_done = stage.progress_total or stage.progress_done
-        stage.save()
+        _lock_run(run_id)
+        changed = Stage.objects.filter(pk=stage_id, **expected).update(
+            state=state, summary=summary[:500], data=data or {}, finished_at=now,
+            started_at=Coalesce(F("started_at"), started_at or now),
+            **({"progress_done": done} if state == StageState.PASSED else {}),
+        )
+        if not changed:
+            return None
+        stage = Stage.objects.get(pk=stage_id)
         if state == StageState.FAILED:
             _close_later_stages(stage, StageState.SKIPPED, f"skipped: {stage.name} failed")
         elif state == StageState.CANCELLED:
             _close_later_stages(stage, StageState.CANCELLED, "cancelled with the run")
-        _settle_run(stage.run_id)
-    return stage
-
-
-def skip_stage(stage_id: int, reason: str, data: dict[str, Any] | None = None) -> Stage:
-    """QUEUED -> SKIPPED without running (e.g. nothing to do); later stages go on."""
-    now = timezone.now()
-    with transaction.atomic():
-        Stage.objects.filter(pk=stage_id, state=StageState.QUEUED).update(
-            state=StageState.SKIPPED, summary=reason[:500], data=data or {}, started_at=now, finished_at=now
-        )
-        stage = Stage.objects.get(pk=stage_id)
-        _settle_run(stage.run_id)
+        _settle_run(run_id)
     return stage
 
 
@@ -142,9 +165,9 @@ def _close_later_stages(stage: Stage, state: StageState, reason: str) -> None:
 
 
 def _settle_run(run_id: int) -> None:
-    """Derive the run's state from its stages once every stage is final."""
-    stages = list(Stage.objects.filter(run_id=run_id).only("name", "state", "summary", "data").order_by("position"))
+    """Derive the run's state from its stages once every stage is final (the run's row is locked)."""
     run = Run.objects.select_for_update().get(pk=run_id)
+    stages = list(Stage.objects.filter(run_id=run_id).only("name", "state", "summary", "data").order_by("position"))
     if any(stage.state not in FINAL_STAGE_STATES for stage in stages):
         bump(run_id)
         return
@@ -157,23 +180,27 @@ def _settle_run(run_id: int) -> None:
 def request_cancel(run: Run) -> list[str]:
     """Cancel queued stages now; a running stage stops at its next check. Returns task ids to revoke."""
     with transaction.atomic():
+        _lock_run(run.pk)
         Run.objects.filter(pk=run.pk).update(cancel_requested=True)
         queued = Stage.objects.filter(run_id=run.pk, state=StageState.QUEUED)
         task_ids = [tid for tid in queued.values_list("task_id", flat=True) if tid]
         queued.update(state=StageState.CANCELLED, summary="cancelled by user", finished_at=timezone.now())
-        Run.objects.select_for_update().filter(pk=run.pk)
         _settle_run(run.pk)
     return task_ids
 
 
-def fail_stale_stage(stage: Stage) -> Stage:
+def fail_stale_stage(stage: Stage) -> Stage | None:
     """A running stage whose worker stopped sending heartbeats (the worker died): failed, or
-    cancelled when its run was being cancelled."""
+    cancelled when its run was being cancelled. Expected: still running with the heartbeat the sweep
+    saw; a heartbeat sent since (or a finish) wins, and None is returned."""
     last = stage.heartbeat_at.isoformat(timespec="seconds") if stage.heartbeat_at else "never"
+    expected: dict[str, object] = {"state": StageState.RUNNING, "heartbeat_at": stage.heartbeat_at}
     if Run.objects.filter(pk=stage.run_id, cancel_requested=True).exists():
-        return finish_stage(stage.pk, StageState.CANCELLED, "cancelled (worker stopped)")
-    append_log(stage.pk, stage.run_id, f"\n[migrator] worker lost: no heartbeat since {last}\n")
-    return finish_stage(stage.pk, StageState.FAILED, f"worker lost: no heartbeat since {last}")
+        return _close(stage.pk, expected, StageState.CANCELLED, "cancelled (worker stopped)", None)
+    closed = _close(stage.pk, expected, StageState.FAILED, f"worker lost: no heartbeat since {last}", None)
+    if closed is not None:
+        append_log(stage.pk, stage.run_id, f"\n[migrator] worker lost: no heartbeat since {last}\n")
+    return closed
 
 
 def earlier_stages_final(stage: Stage) -> bool:
@@ -183,16 +210,26 @@ def earlier_stages_final(stage: Stage) -> bool:
     )
 
 
-def skip_waiting_stage(stage: Stage, reason: str, data: dict[str, Any]) -> Stage:
-    """A queued stage no runner could take in time: not run, so not checked (the run is partial)."""
-    append_log(stage.pk, stage.run_id, f"[migrator] {reason}\n")
-    return skip_stage(stage.pk, reason, data)
+def _still_waiting(stage: Stage) -> dict[str, object]:
+    """What a stage the sweep found waiting must still be: queued since the same moment (not claimed,
+    not queued again meanwhile)."""
+    queued_at: datetime | None = stage.queued_at
+    return {"state": StageState.QUEUED, "queued_at": queued_at}
 
 
-def fail_queued_stage(stage: Stage, reason: str) -> Stage:
-    now = timezone.now()
-    Stage.objects.filter(pk=stage.pk, state=StageState.QUEUED).update(
-        state=StageState.RUNNING, started_at=stage.queued_at or now, heartbeat_at=now
-    )
-    append_log(stage.pk, stage.run_id, f"[migrator] {reason}\n")
-    return finish_stage(stage.pk, StageState.FAILED, reason)
+def skip_waiting_stage(stage: Stage, reason: str, data: dict[str, Any]) -> Stage | None:
+    """A queued stage no runner could take in time: not run, so not checked (the run is partial).
+    None when it was claimed (or queued again) meanwhile."""
+    closed = _close(stage.pk, _still_waiting(stage), StageState.SKIPPED, reason, data)
+    if closed is not None:
+        append_log(stage.pk, stage.run_id, f"[migrator] {reason}\n")
+    return closed
+
+
+def fail_queued_stage(stage: Stage, reason: str) -> Stage | None:
+    """QUEUED -> FAILED for a stage nobody claimed in time. None when a worker claimed it meanwhile:
+    the live stage is left alone."""
+    closed = _close(stage.pk, _still_waiting(stage), StageState.FAILED, reason, None, started_at=stage.queued_at)
+    if closed is not None:
+        append_log(stage.pk, stage.run_id, f"[migrator] {reason}\n")
+    return closed

@@ -21,8 +21,8 @@ from tests.conftest import wait_for
 SHA = "89abcdef0123456789abcdef0123456789abcdef"
 
 
-def _deliver(client: Client, project_pk: int, delivery: str) -> int:
-    payload = {"action": "opened", "pull_request": {"html_url": "https://github.com/a/b/pull/3", "head": {"sha": SHA}}}
+def _deliver(client: Client, project_pk: int, delivery: str, sha: str = SHA) -> int:
+    payload = {"action": "opened", "pull_request": {"html_url": "https://github.com/a/b/pull/3", "head": {"sha": sha}}}
     body = json.dumps(payload).encode()
     response = client.post(f"/hooks/github/{project_pk}", body, content_type="application/json",
                            HTTP_X_GITHUB_EVENT="pull_request", HTTP_X_GITHUB_DELIVERY=delivery,
@@ -39,11 +39,12 @@ def test_a_real_worker_turns_each_delivery_into_one_run(
     project = actions.create_project(team_user[1], "hooked", user=None, git_url="https://github.com/a/b.git")
     ProjectIntegration.objects.create(project=project, webhook_secret="k")
     client = Client()
-    statuses = [_deliver(client, project.pk, f"d-{i % 3}") for i in range(6)]
+    commits = [f"{i:x}" * 40 for i in range(3)]  # three pushes to the pull request, each delivered twice
+    statuses = [_deliver(client, project.pk, f"d-{i % 3}", commits[i % 3]) for i in range(6)]
     assert statuses == [202, 202, 202, 200, 200, 200]
     wait_for(lambda: WebhookDelivery.objects.filter(run__isnull=False).count() == 3, timeout=60)
     assert Run.objects.filter(project=project).count() == 3
-    assert set(Run.objects.values_list("commit_sha", flat=True)) == {SHA}
+    assert set(Run.objects.values_list("commit_sha", flat=True)) == set(commits)
 
 
 @pytest.mark.real_broker

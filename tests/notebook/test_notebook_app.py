@@ -42,7 +42,9 @@ def failed_compile(team_user: tuple[User, Team], cuda_archive: bytes) -> Stage:
     stage = run.stages.get(name="compile")
     transitions.claim_stage(stage.pk, "w")
     transitions.append_log(stage.pk, run.pk, "hipcc -c src/x.cu\n" + HIPCC_MISSING_HEADER + "\n1 error generated.\n")
-    stage = transitions.finish_stage(stage.pk, StageState.FAILED, "1 of 1 files failed")
+    finished = transitions.finish_stage(stage.pk, StageState.FAILED, "1 of 1 files failed")
+    assert finished is not None
+    stage = finished
     announce_stage(stage)  # what the pipeline does after every stage
     return stage
 

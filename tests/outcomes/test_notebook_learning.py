@@ -46,7 +46,9 @@ def failed_stage(team: Team, name: str, log: str, stage_name: str = "compile") -
     stage = run.stages.get(name=stage_name)
     transitions.claim_stage(stage.pk, "w")
     transitions.append_log(stage.pk, run.pk, log)
-    stage = transitions.finish_stage(stage.pk, StageState.FAILED, "Project build failed")
+    finished = transitions.finish_stage(stage.pk, StageState.FAILED, "Project build failed")
+    assert finished is not None
+    stage = finished
     match_stage(stage)
     return stage
 

@@ -98,7 +98,7 @@ def test_a_stage_that_cannot_be_handled_is_logged_and_the_others_still_are(
     broken, fine = _dead_fetch(archive_project, "task-broken"), _dead_fetch(archive_project, "task-fine")
     real = transitions.fail_stale_stage
 
-    def fail_stale_stage(stage: Stage) -> Stage:
+    def fail_stale_stage(stage: Stage) -> Stage | None:
         if stage.pk == broken.pk:
             raise RuntimeError("a row the sweep cannot handle")
         return real(stage)

@@ -184,13 +184,17 @@ def test_the_first_finished_stage_marks_the_start_and_later_ones_wait_for_the_en
     monkeypatch.setattr(receivers, "queue_status_post", lambda run_id, phase: phases.append((run_id, phase)))
     run = actions.create_run(project, user=None, ref=SHA, commit_sha=SHA, pr_url=PR)
     fetch, scan = run.stages.get(name="fetch"), run.stages.get(name="scan")
-    assert transitions.claim_stage(fetch.pk, "w")
-    announce_stage(transitions.finish_stage(fetch.pk, StageState.PASSED, "ok"))
+    def finish(stage_id: int, state: StageState, summary: str) -> None:
+        assert transitions.claim_stage(stage_id, "w")  # a stage is finished only once it was claimed
+        finished = transitions.finish_stage(stage_id, state, summary)
+        assert finished is not None
+        announce_stage(finished)
+
+    finish(fetch.pk, StageState.PASSED, "ok")
     assert phases == [(run.pk, "start")]
-    assert transitions.claim_stage(scan.pk, "w")
-    announce_stage(transitions.finish_stage(scan.pk, StageState.PASSED, "ok"))
+    finish(scan.pk, StageState.PASSED, "ok")
     assert phases == [(run.pk, "start")]
-    announce_stage(transitions.finish_stage(run.stages.get(name="hipify").pk, StageState.FAILED, "boom"))
+    finish(run.stages.get(name="hipify").pk, StageState.FAILED, "boom")
     assert phases == [(run.pk, "start"), (run.pk, "final")]
 
 

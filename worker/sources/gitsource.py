@@ -1,8 +1,15 @@
 """Shallow clones of a git URL at a branch, tag or commit, with the ``git`` CLI.
 
-URLs are checked before git sees them: only network transports are allowed (``file://`` and local
-paths only when an operator enables them), never ``ext::`` (it runs commands) or anything that
-git could read as an option. Git never prompts for credentials; every call has a time limit.
+URLs are checked before git sees them (``gitremote``: the URL's form, then the address behind its
+host, which every git call is pinned to). Git never prompts for credentials, uses no proxy from the
+environment, follows no redirect of its own; every call has a time limit.
+
+Nothing is checked out before the tree has been measured: after the fetch, the commit's tree is
+listed (``git ls-tree``) and its blob sizes read (``git cat-file --batch-check``), and a tree over the
+archive limits (file count, total size, largest file) is refused with nothing written. A repository
+naming one large blob under thousands of paths is small to fetch but not to check out; that is what
+this catches. A sparse clone measures only what its checkout would write.
+
 After checkout, symbolic links that point outside the checkout (absolute, climbing above it, or
 doing so once other links are followed) are removed and listed, so nothing later follows them out.
 Git itself keeps the executable bit of files (modes 644 and 755 only).
@@ -10,21 +17,25 @@ Git itself keeps the executable bit of files (modes 644 and 755 only).
 from __future__ import annotations
 
 import os
+import posixpath
 import re
+import shlex
 import shutil
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from worker.sources.archives import Limits
+from worker.sources.gitremote import GitSourceError, PinnedRemote, check_git_url, parse_remote, pin_remote
+from worker.sources.hostguard import HostPolicy
 from worker.sources.treelinks import links_leaving
 
-_SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$")
+__all__ = ["CloneResult", "GitSourceError", "check_git_url", "check_ref", "shallow_clone", "remove_links_leaving"]
+
 _REF = re.compile(r"^[A-Za-z0-9._/@+-]{1,200}$")
-
-
-class GitSourceError(ValueError):
-    """The URL, ref or clone failed; the message is meant for the user."""
+_PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"})
+PROBE_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -34,31 +45,6 @@ class CloneResult:
     removed_links: tuple[tuple[str, str], ...] = ()  # (path, link text) of links that left the checkout
 
 
-def check_git_url(url: str, *, allow_local: bool) -> str:
-    url = url.strip()
-    if not url:
-        raise GitSourceError("git URL is empty")
-    if url.startswith("-") or any(c in url for c in "\x00\n\r \t"):
-        raise GitSourceError(f"malformed git URL: {url!r}")
-    lowered = url.lower()
-    if "::" in url.split("/", 1)[0] or lowered.startswith("ext::"):
-        raise GitSourceError("git remote helpers (such as ext::) are not allowed")
-    if lowered.startswith(("https://", "http://", "ssh://", "git://")):
-        if not re.match(r"^[a-z]+://[^/\s]+/.+", lowered):
-            raise GitSourceError(f"malformed git URL (no host or path): {url!r}")
-        return url
-    if _SCP_LIKE.match(url):
-        return url
-    if lowered.startswith("file://") or url.startswith(("/", "./", "../", "~")):
-        if not allow_local:
-            raise GitSourceError(
-                "file:// and local-path git URLs are disabled on this installation "
-                "(an operator can allow them with MIGRATOR_ALLOW_LOCAL_GIT=true)"
-            )
-        return url
-    raise GitSourceError(f"unsupported git URL: {url!r} (use https://, ssh://, git:// or user@host:path)")
-
-
 def check_ref(ref: str) -> str:
     ref = ref.strip()
     if ref and (not _REF.match(ref) or ref.startswith("-") or ".." in ref):
@@ -66,13 +52,18 @@ def check_ref(ref: str) -> str:
     return ref
 
 
-def _git_env(allow_local: bool) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+def _git_env(allow_local: bool, ssh_options: Sequence[str] = ()) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k.lower() not in _PROXY_VARIABLES}
+    ssh = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new"]
+    for option in ssh_options:
+        ssh += ["-o", option]
     env.update(
         GIT_TERMINAL_PROMPT="0",
         GIT_ASKPASS="/bin/true",
         SSH_ASKPASS="/bin/true",
-        GIT_SSH_COMMAND="ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new",
+        # Every word is ours or was checked (a host name, an address), and each is quoted.
+        GIT_SSH_COMMAND=shlex.join(ssh),
+        GIT_SSH_VARIANT="ssh",
         GIT_ALLOW_PROTOCOL="https:http:ssh:git" + (":file" if allow_local else ""),
         GIT_CONFIG_NOSYSTEM="1",
         GIT_LFS_SKIP_SMUDGE="1",
@@ -80,21 +71,34 @@ def _git_env(allow_local: bool) -> dict[str, str]:
     return env
 
 
-def _git(args: list[str], cwd: Path, env: dict[str, str], timeout: int, log: Callable[[str], None]) -> str:
-    log("$ git " + " ".join(args) + "\n")
-    try:
-        proc = subprocess.run(
-            ["git", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false", *args],
-            cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise GitSourceError(f"git {args[0]} did not finish within {timeout} s") from exc
-    output = (proc.stdout + proc.stderr).strip()
-    if output:
-        log(output + "\n")
-    if proc.returncode != 0:
-        raise GitSourceError(_explain(args[0], output))
-    return proc.stdout.strip()
+@dataclass(frozen=True)
+class _Git:
+    """One clone's git calls: its folder, environment, pinned settings, time limit and log."""
+
+    cwd: Path
+    env: dict[str, str]
+    timeout: int
+    log: Callable[[str], None]
+    config: tuple[str, ...] = field(default=())
+
+    def __call__(self, args: list[str], *, quiet: bool = False, stdin: str | None = None) -> str:
+        """Run git; ``quiet``: the output is data for us, not for the stage log."""
+        self.log("$ git " + " ".join(args) + "\n")
+        settings = ["core.hooksPath=/dev/null", "advice.detachedHead=false", *self.config]
+        command = ["git", *(word for setting in settings for word in ("-c", setting)), *args]
+        try:
+            proc = subprocess.run(
+                command, cwd=self.cwd, env=self.env, capture_output=True, text=True, timeout=self.timeout,
+                input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise GitSourceError(f"git {args[0]} did not finish within {self.timeout} s") from exc
+        output = (proc.stderr if quiet else proc.stdout + proc.stderr).strip()
+        if output:
+            self.log(output + "\n")
+        if proc.returncode != 0:
+            raise GitSourceError(_explain(args[0], output))
+        return proc.stdout if quiet else proc.stdout.strip()
 
 
 _GIT_PREFIX = re.compile(r"^(?:fatal|error|remote):\s*", re.IGNORECASE)
@@ -106,6 +110,8 @@ def _explain(command: str, output: str) -> str:
     last = _GIT_PREFIX.sub("", output.splitlines()[-1]).strip() if output else "no output"
     if "couldn't find remote ref" in output or "not our ref" in output:
         return f"unknown ref: {last}"
+    if "requested URL returned error: 3" in output:
+        return f"repository unreachable: the server answered with a redirect that was not checked: {last}"
     if "Could not resolve host" in output or "unable to access" in output:
         return f"repository unreachable: {last}"
     if "not found" in output.lower() or "does not appear to be a git repository" in output:
@@ -114,23 +120,84 @@ def _explain(command: str, output: str) -> str:
     return f"git {command} failed: {last}"
 
 
-def _fetch_ref(ref: str, dest: Path, env: dict[str, str], timeout: int, log: Callable[[str], None],
-               partial: bool = False) -> str:
-    """Fetch ``ref`` at depth 1 (``partial``: trees only, blobs come with the sparse checkout); return what to check out."""
+def _fetch_ref(git: _Git, ref: str, partial: bool = False) -> str:
+    """Fetch ``ref`` at depth 1 (``partial``: trees only, blobs come before the sparse checkout); return what to check out."""
     blobs = ["--filter=blob:none"] if partial else []
     try:
-        _git(["fetch", "--depth", "1", "--no-tags", *blobs, "origin", "--", ref or "HEAD"], dest, env, timeout, log)
+        git(["fetch", "--depth", "1", "--no-tags", *blobs, "origin", "--", ref or "HEAD"])
         return "FETCH_HEAD"
     except GitSourceError:
         if not re.fullmatch(r"[0-9a-f]{7,64}", ref):
             raise
     # Abbreviated commit ids (and servers refusing a fetch by id) need the full history.
-    log("shallow fetch by commit id refused; fetching full history\n")
-    _git(["fetch", "--no-tags", *blobs, "origin"], dest, env, timeout, log)
+    git.log("shallow fetch by commit id refused; fetching full history\n")
+    git(["fetch", "--no-tags", *blobs, "origin"])
     try:
-        return _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], dest, env, timeout, log)
+        return git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
     except GitSourceError as exc:
         raise GitSourceError(f"unknown ref: no commit {ref} in the repository") from exc
+
+
+@dataclass(frozen=True)
+class _Blob:
+    path: str
+    oid: str
+
+
+def _checked_out_blobs(git: _Git, target: str, sparse_dir: str) -> list[_Blob]:
+    """Every file the checkout of ``target`` would write (a sparse cone: only those inside it)."""
+    listing = git(["ls-tree", "-r", "-z", "--full-tree", target], quiet=True)
+    blobs = []
+    for entry in filter(None, listing.split("\0")):
+        meta, _, path = entry.partition("\t")
+        _mode, kind, oid = meta.split()
+        if kind == "blob" and (not sparse_dir or _in_cone(path, sparse_dir)):
+            blobs.append(_Blob(path, oid))
+    return blobs
+
+
+def _in_cone(path: str, sparse_dir: str) -> bool:
+    """What ``git sparse-checkout set --cone sparse_dir`` checks out: the directory, and the files
+    directly in each folder above it (the top level included)."""
+    parent = posixpath.dirname(path)
+    return path.startswith(sparse_dir + "/") or parent == "" or (sparse_dir + "/").startswith(parent + "/")
+
+
+def _prefetch(git: _Git, target: str, blobs: list[_Blob]) -> None:
+    """Fetch the blobs a partial clone lacks in one request, as git's own lazy fetch does (``rev-list
+    --missing=print`` lists them without fetching; ``cat-file`` would fetch them one by one)."""
+    listing = git(["rev-list", "--objects", "--missing=print", target], quiet=True)
+    missing = {line[1:].strip() for line in listing.splitlines() if line.startswith("?")}
+    wanted = sorted(missing & {blob.oid for blob in blobs})
+    if wanted:
+        git(["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags", "--no-write-fetch-head",
+             "--recurse-submodules=no", "--filter=blob:none", "--stdin", "origin"], stdin="\n".join(wanted) + "\n")
+
+
+def check_tree_limits(git: _Git, blobs: list[_Blob], limits: Limits) -> tuple[int, int]:
+    """(files, bytes) the checkout would write; ``GitSourceError`` when over a limit."""
+    if len(blobs) > limits.max_files:
+        raise GitSourceError(f"repository tree holds {len(blobs)} files, over the limit of {limits.max_files}; "
+                             "nothing was checked out")
+    answer = git(["cat-file", "--batch-check=%(objectname) %(objectsize)", "--buffer"],
+                 quiet=True, stdin="".join(f"{blob.oid}\n" for blob in blobs)).splitlines()
+    sizes: dict[str, int] = {}
+    for line in answer:
+        oid, _, written = line.partition(" ")
+        if not written.isdigit():
+            raise GitSourceError(f"the repository lacks the object {oid}; nothing was checked out")
+        sizes[oid] = int(written)
+    total = 0
+    for blob in blobs:
+        size = sizes[blob.oid]
+        if size > limits.max_file_bytes:
+            raise GitSourceError(f"{blob.path} is {size} bytes, over the limit of {limits.max_file_bytes} bytes "
+                                 "per file; nothing was checked out")
+        total += size
+    if total > limits.max_total_bytes:
+        raise GitSourceError(f"repository tree is {total} bytes when checked out ({len(blobs)} files), over the "
+                             f"limit of {limits.max_total_bytes} bytes; nothing was checked out")
+    return len(blobs), total
 
 
 def remove_links_leaving(root: Path, log: Callable[[str], None] = lambda _: None) -> tuple[tuple[str, str], ...]:
@@ -142,27 +209,46 @@ def remove_links_leaving(root: Path, log: Callable[[str], None] = lambda _: None
     return tuple(removed)
 
 
+def _pinned(url: str, allow_local: bool, policy: HostPolicy, log: Callable[[str], None]) -> PinnedRemote:
+    """The URL and settings git is given: a local path as it is, a network URL pinned to its checked address."""
+    lowered = url.lower()
+    if allow_local and lowered.startswith(("file://", "/", "./", "../", "~")):
+        return PinnedRemote(url, "")
+    parse_remote(url)  # the same refusals as check_git_url, before any name is resolved
+    return pin_remote(url, policy, timeout=PROBE_TIMEOUT_S, log=log)
+
+
 def shallow_clone(
     url: str, ref: str, dest: Path, *, allow_local: bool, timeout: int = 300,
     log: Callable[[str], None] = lambda _: None, sparse_dir: str = "",
+    policy: HostPolicy | None = None, limits: Limits | None = None,
 ) -> CloneResult:
     """Fetch ``ref`` (branch, tag, commit; empty = remote HEAD) at depth 1 into ``dest``; drop ``.git``.
 
     ``sparse_dir`` (checked by the caller: relative, no ``..``) limits the checkout to that directory
     (plus the files at the top level) and fetches only the blobs it needs: a partial, sparse clone.
+    ``policy``: the addresses a network URL may lead to (default: public ones only). ``limits``: what
+    the checkout may write (default: the archive defaults), checked before anything is checked out.
     """
     url = check_git_url(url, allow_local=allow_local)
     ref = check_ref(ref)
-    env = _git_env(allow_local)
+    remote = _pinned(url, allow_local, policy or HostPolicy(bases=()), log)
     dest.mkdir(parents=True, exist_ok=False)
+    git = _Git(dest, _git_env(allow_local, remote.ssh_options), timeout, log, remote.config)
+    sparse_dir = sparse_dir.strip("/")
     try:
-        _git(["init", "-q"], dest, env, timeout, log)
-        _git(["remote", "add", "origin", "--", url], dest, env, timeout, log)
+        git(["init", "-q"])
+        git(["remote", "add", "origin", "--", remote.url])
         if sparse_dir:
-            _git(["sparse-checkout", "set", "--cone", "--", sparse_dir.strip("/")], dest, env, timeout, log)
-        target = _fetch_ref(ref, dest, env, timeout, log, partial=bool(sparse_dir))
-        _git(["checkout", "-q", "--detach", target], dest, env, timeout, log)
-        commit = _git(["rev-parse", "HEAD"], dest, env, timeout, log)
+            git(["sparse-checkout", "set", "--cone", "--", sparse_dir])
+        target = _fetch_ref(git, ref, partial=bool(sparse_dir))
+        blobs = _checked_out_blobs(git, target, sparse_dir)
+        if sparse_dir:
+            _prefetch(git, target, blobs)
+        files, size = check_tree_limits(git, blobs, limits or Limits())
+        log(f"the checkout writes {files} files, {size} bytes: within the limits\n")
+        git(["checkout", "-q", "--detach", target])
+        commit = git(["rev-parse", "HEAD"])
         shutil.rmtree(dest / ".git")
         return CloneResult(commit=commit, ref=ref or "HEAD", removed_links=remove_links_leaving(dest, log))
     except BaseException:

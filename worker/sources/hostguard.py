@@ -27,11 +27,15 @@ class HostRefused(ValueError):
     """The URL or the address behind it is not one the worker may call; the message says why."""
 
 
+class Unresolvable(HostRefused):
+    """The name resolves to nothing: the host is unreachable rather than refused."""
+
+
 def system_resolver(host: str, port: int) -> list[str]:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise HostRefused(f"cannot resolve {host}: {exc.strerror}") from exc
+        raise Unresolvable(f"cannot resolve {host}: {exc.strerror}") from exc
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
@@ -84,17 +88,29 @@ class HostPolicy:
             return
         if any(ip in network for network in self.trusted_networks):
             return
-        kind = "loopback" if ip.is_loopback else "private" if ip.is_private else "non-public"
-        raise HostRefused(f"{host} resolves to {ip}, a {kind} address")
+        raise HostRefused(f"{host} resolves to {ip}, {_kind(ip)} address")
+
+    def pin_address(self, host: str, port: int) -> str:
+        """The address to connect to for ``host``: every address it resolves to must pass ``check_address``
+        (a name answering with one good and one bad address is refused)."""
+        addresses = self.resolver(host, port)
+        if not addresses:
+            raise Unresolvable(f"{host} resolves to no address")
+        for address in addresses:
+            self.check_address(host, address)
+        return addresses[0]
 
     def pin(self, url: str) -> Pinned:
         host, port = self.check_url(url)
-        addresses = self.resolver(host, port)
-        if not addresses:
-            raise HostRefused(f"{host} resolves to no address")
-        for address in addresses:  # every one: a name answering with one good and one bad address is refused
-            self.check_address(host, address)
-        return Pinned(url, host, port, addresses[0])
+        return Pinned(url, host, port, self.pin_address(host, port))
+
+
+def _kind(ip: IPAddress) -> str:
+    for kind, flag in (("a loopback", ip.is_loopback), ("an unspecified", ip.is_unspecified),
+                       ("a multicast", ip.is_multicast), ("a reserved", ip.is_reserved), ("a private", ip.is_private)):
+        if flag:
+            return kind
+    return "a non-public"
 
 
 def _under(url: str, base: str) -> bool:

@@ -1,11 +1,11 @@
 """Fetch stage: put the run's source into ``workspace.source``.
 
 Input: ``ctx.source_spec``: ``{"kind": "archive", "path", "sha256", "name", "limits": {...}}`` or
-``{"kind": "git", "url", "ref", "allow_local", "timeout_s"}``.
+``{"kind": "git", "url", "ref", "allow_local", "timeout_s", "trusted_networks", "limits": {...}}``.
 Output data: the pinned source (archive sha256 or resolved commit id), file and byte counts.
 Failure modes (all failed results with a clear summary, nothing written outside the workspace):
-unsafe or corrupt archives, archives over the limits, malformed/unreachable git URLs, unknown refs,
-a ``source_subdir`` setting that names no directory of the tree. With ``source_subdir`` a git source is
+unsafe or corrupt archives, archives or git trees over the limits, malformed/unreachable git URLs, URLs
+leading to inside addresses, unknown refs, a ``source_subdir`` setting that names no directory of the tree. With ``source_subdir`` a git source is
 fetched as a partial, sparse clone of that directory, and ``workspace.source`` holds only that directory.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from worker.context import StageContext, StageResult
 from worker.payloads import FetchData
 from worker.sources.archives import ArchiveError, Limits, unpack_archive
 from worker.sources.gitsource import GitSourceError, shallow_clone
+from worker.sources.hostguard import HostPolicy
 from worker.wording import counted
 
 
@@ -65,10 +66,8 @@ def _fetch_archive(ctx: StageContext, spec: dict[str, object], dest: Path) -> St
     ctx.log(f"unpacking {spec.get('name', archive.name)} (sha256 {spec.get('sha256')})\n")
     if not archive.is_file():
         return StageResult.failed(f"archive file is missing from storage: {archive.name}")
-    raw_limits = spec.get("limits") or {}
-    limits = Limits(**raw_limits) if isinstance(raw_limits, dict) else Limits()
     try:
-        report = unpack_archive(archive, dest, limits)
+        report = unpack_archive(archive, dest, _limits(spec))
     except ArchiveError as exc:
         ctx.log(f"rejected: {exc}\n")
         return StageResult.failed(f"archive rejected: {exc}", **FetchData(sha256=str(spec.get("sha256") or "")))
@@ -86,7 +85,7 @@ def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageR
     try:
         result = shallow_clone(
             url, ref, dest, allow_local=bool(spec.get("allow_local")), timeout=int(str(spec.get("timeout_s", 300))),
-            log=ctx.log, sparse_dir=ctx.settings.source_subdir,
+            log=ctx.log, sparse_dir=ctx.settings.source_subdir, limits=_limits(spec), policy=_git_policy(spec),
         )
     except GitSourceError as exc:
         ctx.log(f"failed: {exc}\n")
@@ -99,6 +98,17 @@ def _fetch_git(ctx: StageContext, spec: dict[str, object], dest: Path) -> StageR
                      removed_links=removed)
     return StageResult.passed(
         f"cloned {ref or 'HEAD'} at {result.commit[:12]}: {counted(files, 'file')} ({_human(size)}){note}"[:500], **data)
+
+
+def _limits(spec: dict[str, object]) -> Limits:
+    raw = spec.get("limits") or {}
+    return Limits(**raw) if isinstance(raw, dict) else Limits()
+
+
+def _git_policy(spec: dict[str, object]) -> HostPolicy:
+    """Where a git URL may lead: public addresses, plus the networks the operator trusts."""
+    networks = spec.get("trusted_networks") or []
+    return HostPolicy.build([], [str(network) for network in networks] if isinstance(networks, list) else [])
 
 
 def _count_tree(root: Path) -> tuple[int, int]:
