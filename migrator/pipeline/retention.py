@@ -27,7 +27,7 @@ from migrator.projects.constants import FINAL_RUN_STATES
 from migrator.projects.models import Run
 from migrator.projects.workspaces import workspace_for
 from worker.toolchain.volume import remove_work
-from worker.toolchain.work import work_paths
+from worker.toolchain.work import all_work_paths
 
 log = logging.getLogger(__name__)
 RETENTION_BATCH = 100
@@ -75,15 +75,15 @@ def _batch(runs: QuerySet[Run]) -> Iterable[Run]:
 
 
 def _remove_work(run: Run, now: datetime) -> None:
-    folder, image = work_paths(workspace_for(run.pk).root)
-    remove_work(folder, image)
+    for folder, image in all_work_paths(workspace_for(run.pk).root):
+        remove_work(folder, image)
     Run.objects.filter(pk=run.pk, work_removed_at__isnull=True).update(work_removed_at=now)
 
 
 def _expire_files(run: Run, now: datetime) -> None:
     root = workspace_for(run.pk).root
-    folder, image = work_paths(root)
-    remove_work(folder, image)  # a volume a dead worker left mounted is unmounted first
+    for folder, image in all_work_paths(root):
+        remove_work(folder, image)  # a volume a dead worker left mounted is unmounted first
     if root.is_symlink():
         root.unlink()
     elif root.exists():

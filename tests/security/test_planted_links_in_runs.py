@@ -25,6 +25,7 @@ from tests.downloads import downloaded
 from tests.markers import requires_nvcc
 from tests.security.planted import Canaries, plant_script
 from worker.toolchain.roots import select_root, toolchain_store
+from worker.toolchain.work import open_work
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +77,8 @@ def test_a_run_whose_build_plants_links_writes_nothing_outside(
     for name in ("scan.json", "translation.json", "compile.json", "smoke.json", "reference.json", "reference.log"):
         assert (workspace.records / name).is_file() and not (workspace.records / name).is_symlink(), name
     assert "GPU probe" in (workspace.records / "reference.log").read_text()
-    assert (workspace.work / "artifacts" / "compile.json").is_symlink()  # the build did plant them, in work/
+    with open_work(workspace):  # the build did plant them, in work/ (its volume)
+        assert (workspace.work / "artifacts" / "compile.json").is_symlink()
     assert "planted links to the host" in shown_to_users(run)
 
 

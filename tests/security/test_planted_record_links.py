@@ -24,6 +24,7 @@ from worker.project_settings import ProjectSettings
 from worker.stages import compile as compile_stage
 from worker.stages import link as link_stage
 from worker.stages import smoke as smoke_stage
+from worker.toolchain.work import open_work
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "pytorch_projects" / "programs"
 KERNEL_HIP = """#include <hip/hip_runtime.h>
@@ -83,8 +84,9 @@ def test_no_stage_writes_through_the_links_a_build_planted(tmp_path: Path) -> No
     built = compile_stage.run(with_settings(ctx, build_mode="project", build_command=PLANT))
     assert built.outcome == "passed", built.summary
     canaries.check("project build")
-    planted = ctx.workspace.work / "artifacts" / "compile.json"
-    assert planted.is_symlink() and (ctx.workspace.work / "build" / "obj").is_symlink()  # the attack did happen
+    with open_work(ctx.workspace):  # the attack did happen, on the run's work volume
+        planted = ctx.workspace.work / "artifacts" / "compile.json"
+        assert planted.is_symlink() and (ctx.workspace.work / "build" / "obj").is_symlink()
     assert json.loads((ctx.workspace.artifacts / "compile.json").read_text())["mode"] == "project"
 
     warm = compile_stage.run(ctx)  # per file again: the object comes from the cache, into a planted obj/

@@ -14,6 +14,7 @@ from django.core.management import call_command
 from migrator.accounts.models import Team
 from migrator.projects.models import Run, Stage
 from migrator.projects.workspaces import workspace_for
+from worker.toolchain.work import open_work
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +42,8 @@ def test_a_cublas_program_builds_with_its_own_makefile_by_default(team_user: tup
     assert compiled["toolchain"]["name"] == "rocm-6.4" and compiled["mode"] == "project"
     assert compiled["mode_reason"].startswith("build_mode auto: the project's own build (1 target in Makefile)")
     assert compiled["project_build"]["system"] == "make" and compiled["project_build"]["run_dir"] == "hip"
-    assert (workspace_for(run.pk).hip_copy / "vecadd").is_file()  # where the Makefile puts it, in the build copy
+    with open_work(workspace_for(run.pk)):  # the build's outputs live on the run's work volume
+        assert (workspace_for(run.pk).hip_copy / "vecadd").is_file()  # where the Makefile puts it, in the build copy
     makefile = (workspace_for(run.pk).hip / "Makefile").read_text()
     assert "-lhipblas" in makefile and "/usr/local/cuda" not in makefile
 

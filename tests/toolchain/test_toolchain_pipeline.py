@@ -6,6 +6,7 @@ reuse its object cache, so the whole file costs about three hipcc runs.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from worker.stages import compile as compile_stage
 from worker.stages import link as link_stage
 from worker.toolchain.compile import compile_tree
 from worker.toolchain.link import link_objects
+from worker.toolchain.work import open_work
 
 ORIGINAL_HEADER = """#pragma once
 #include <cuda_runtime.h>
@@ -87,7 +89,7 @@ def make_context(workspace: Workspace, cache_dir: Path, settings: ProjectSetting
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     root = tmp_path_factory.mktemp("run1")
     workspace = Workspace(root)
     workspace.ensure()
@@ -105,8 +107,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     logs: list[str] = []
     cache_dir = tmp_path_factory.mktemp("cache")
     previous = {"hipify": {"renames": {"src/broken.hip": "src/broken.cu"}}}
-    result = compile_stage.run(make_context(workspace, cache_dir, settings, logs, previous))
-    return Built(workspace, cache_dir, settings, result, logs)
+    # The run's work volume stays open for the module, so the tests that link the objects see them.
+    with open_work(workspace):
+        result = compile_stage.run(make_context(workspace, cache_dir, settings, logs, previous))
+        yield Built(workspace, cache_dir, settings, result, logs)
 
 
 def files_by_path(result: StageResult) -> dict[str, dict[str, Any]]:
@@ -196,7 +200,8 @@ def test_the_link_stage_links_an_executable_from_the_good_objects(built: Built, 
     assert linked.outcome == "passed", linked.data
     assert [(t["name"], t["kind"], t["units"]) for t in linked.data["targets"]] == [
         ("main", "executable", ["app/main.cu", "src/vec.hip"])]
-    assert (workspace.build / "bin" / "main").is_file()
+    with open_work(workspace):  # the link's output lives on the run's work volume
+        assert (workspace.build / "bin" / "main").is_file()
 
 
 def good_objects(built: Built) -> dict[str, Path]:

@@ -15,6 +15,7 @@ from worker.stages import link as link_stage
 from worker.toolchain.identity import uid_range
 from worker.toolchain.roots import ToolchainRoot, default_root
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.work import open_work
 
 LIMITS = SandboxLimits(timeout_s=60, memory_mb=2048)
 
@@ -168,7 +169,9 @@ def test_project_mode_builds_with_the_projects_makefile_in_the_sandbox(tmp_path:
     result = compile_stage.run(ctx)
     assert result.outcome == "passed", "".join(logs)
     assert result.data["project_build"]["sandbox"] == "bwrap"
-    assert (ctx.workspace.hip_copy / "k.o").is_file() and "hipcc --offload-arch=gfx90a" in "".join(logs)
+    with open_work(ctx.workspace):  # the build's outputs live on the run's work volume
+        assert (ctx.workspace.hip_copy / "k.o").is_file()
+    assert "hipcc --offload-arch=gfx90a" in "".join(logs)
     assert not (ctx.workspace.hip / "k.o").exists()  # the translated tree itself is never the build's
     linked = link_stage.run(StageContext(**{**ctx.__dict__, "previous": {"compile": result.data}}))
     assert linked.outcome == "passed"
@@ -185,7 +188,8 @@ def test_a_cmake_project_with_the_hip_language_and_hipblas_configures_and_builds
         "int main() { hipblasHandle_t h; return hipblasCreate(&h) == HIPBLAS_STATUS_SUCCESS ? 0 : 1; }\n")
     result = compile_stage.run(ctx)
     assert result.outcome == "passed", "".join(logs)[-3000:]
-    assert (ctx.workspace.build / "gemm").is_file()
+    with open_work(ctx.workspace):
+        assert (ctx.workspace.build / "gemm").is_file()
     assert [step["name"] for step in result.data["project_build"]["steps"]] == ["configure", "build"]
 
 
@@ -200,5 +204,6 @@ def test_project_mode_fails_clearly_when_the_build_reaches_for_the_network(tmp_p
 def test_project_build_files_are_owned_by_the_sandbox_user_not_root(tmp_path: Path) -> None:
     ctx = project_context(tmp_path, ProjectSettings(build_mode="project", build_command="touch made-here"), [])
     assert compile_stage.run(ctx).outcome == "passed"
-    made = ctx.workspace.hip_copy / "made-here"
-    assert made.is_file() and (os.geteuid() != 0 or made.stat().st_uid in uid_range())
+    with open_work(ctx.workspace):
+        made = ctx.workspace.hip_copy / "made-here"
+        assert made.is_file() and (os.geteuid() != 0 or made.stat().st_uid in uid_range())

@@ -9,7 +9,7 @@ import pytest
 
 from worker.context import Workspace
 from worker.toolchain.roots import ToolchainRoot, default_root
-from worker.toolchain.sandbox import Sandbox, SandboxLimits, sandbox_uid
+from worker.toolchain.sandbox import Sandbox, SandboxLimits
 from worker.toolchain.work import (
     BUILD,
     HIP_COPY,
@@ -65,9 +65,10 @@ def test_a_run_sandbox_writes_work_reads_the_trees_and_never_sees_the_records(
         output = sh(box, "cat /workspace/source/src/k.cu /workspace/.translated/src/k.cu; ls -a /workspace; "
                          "touch /workspace/source/x /workspace/.translated/x /workspace/made; "
                          "cat /workspace/records/compile.json /workspace/artifacts/compile.json; id -u")
+        assert (work / "made").is_file()  # while the work volume is open
     assert "source kernel" in output and "hip kernel" in output and "secret" not in output
-    assert output.count("Read-only file system") == 2 and output.splitlines()[-1] == str(sandbox_uid())
-    assert (workspace.work / "made").is_file() and not (workspace.source / "x").exists()
+    assert output.count("Read-only file system") == 2 and output.splitlines()[-1] == str(box.uid)
+    assert not (workspace.source / "x").exists()
     assert not (workspace.hip / "x").exists()
     assert box.inside(workspace.source / "src" / "k.cu") == "/workspace/source/src/k.cu"
     assert box.inside(workspace.hip / "src") == "/workspace/.translated/src"
@@ -101,12 +102,13 @@ def test_the_hand_over_never_follows_a_link_out(workspace: Workspace, root: Tool
         os.symlink(host, work / "build" / "out")
         os.symlink(host / "file", work / "build" / "file")
         (work / "build" / "own.o").write_text("")
-        sh(run_sandbox(root, workspace, work), "true")
+        box = run_sandbox(root, workspace, work)
+        sh(box, "true")
+        if os.geteuid() == 0:
+            assert os.stat(work / "build" / "own.o").st_uid == box.uid
+            assert os.lstat(work / "build" / "out").st_uid == box.uid  # the link itself
     owner = os.getuid()
     assert os.stat(host).st_uid == owner and os.stat(host / "file").st_uid == owner
-    if os.geteuid() == 0:
-        assert os.stat(workspace.work / "build" / "own.o").st_uid == sandbox_uid()
-        assert os.lstat(workspace.work / "build" / "out").st_uid == sandbox_uid()  # the link itself
 
 
 def test_folders_are_made_emptied_and_copied_in_the_sandbox_without_following_links(
@@ -120,9 +122,9 @@ def test_folders_are_made_emptied_and_copied_in_the_sandbox_without_following_li
         copy_translated(box, fresh=True)
         (work / "hip" / "src" / "k.cu").write_text("changed by a build\n")
         copy_translated(box, fresh=False)  # an existing copy stays
+        assert (work / "build" / "obj" / "src").is_dir() and not (work / "build").is_symlink()
+        assert (work / "hip" / "src" / "k.cu").read_text() == "changed by a build\n"
     assert (host / "file").read_text() == "host file\n" and sorted(p.name for p in host.iterdir()) == ["file"]
-    assert (workspace.work / "build" / "obj" / "src").is_dir() and not (workspace.work / "build").is_symlink()
-    assert (workspace.hip_copy / "src" / "k.cu").read_text() == "changed by a build\n"
     assert (workspace.hip / "src" / "k.cu").read_text() == "hip kernel\n"
     with pytest.raises(ValueError):
         remove(box, "/etc")
@@ -138,13 +140,13 @@ def test_a_parents_work_folder_is_copied_as_it_is_and_never_walked_on_the_host(
         os.symlink(host, parent / "hip")
         os.mkfifo(parent / "build" / "pipe")
         sh(run_sandbox(root, workspace, parent), "true")  # a sandbox ran there: it is the sandbox user's now
-    child = Workspace(tmp_path / "runs" / "4")
-    child.ensure()
-    with open_work(child) as work:
-        copy_work(workspace.work, work, root)
-    assert (child.build / "bin" / "app").read_text() == "built\n"
-    assert os.readlink(child.build / "planted") == str(host / "file")  # copied as a link, never followed
-    assert (child.work / "hip").is_symlink()
+        child = Workspace(tmp_path / "runs" / "4")
+        child.ensure()
+        with open_work(child) as work:
+            copy_work(parent, work, root)
+            assert (work / "build" / "bin" / "app").read_text() == "built\n"
+            assert os.readlink(work / "build" / "planted") == str(host / "file")  # copied as a link, never followed
+            assert (work / "hip").is_symlink()
     assert (host / "file").read_text() == "host file\n" and sorted(p.name for p in host.iterdir()) == ["file"]
     delete_tree(child.root)
     assert not child.root.exists() and (host / "file").is_file()

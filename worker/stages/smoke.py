@@ -34,7 +34,7 @@ from worker.runner.reference import build_cuda_reference
 from worker.runner.reference_reuse import decide_reuse, reference_key
 from worker.stages.smoke_presets import REFERENCE_ARTIFACT, run_preset_reference, run_preset_stage, stored_reference
 from worker.toolchain.roots import ToolchainNotFound, select_root
-from worker.toolchain.work import open_work, run_sandbox
+from worker.toolchain.work import REFERENCE_WORK, open_work, run_sandbox
 
 SMOKE_ARTIFACT = "smoke.json"
 REFERENCE_PENDING = "reference.pending"  # a record written when a CUDA reference run was sent to a cuda runner
@@ -166,17 +166,18 @@ def run(ctx: StageContext) -> StageResult:
     if not settings.smoke_command.strip():
         return StageResult.skipped("no smoke command configured in project settings",
                                    **SmokeData(no_smoke_command=True))
-    if not is_dir_beneath(ctx.workspace.work, "build"):
-        return StageResult.failed("nothing was built: the build directory is missing", **SmokeData(classification=None))
-    found = probe("rocm")
-    ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
-    ctx.check_cancelled()
-    run_dir = smoke_run_dir(ctx)
     try:
         root = select_root(settings.toolchain)
     except ToolchainNotFound as exc:
         return StageResult.failed(f"no ROCm toolchain root on this runner to run the smoke command in: {exc}")
     with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
+        if not is_dir_beneath(work, "build"):
+            return StageResult.failed("nothing was built: the build directory is missing",
+                                      **SmokeData(classification=None))
+        found = probe("rocm")
+        ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
+        ctx.check_cancelled()
+        run_dir = smoke_run_dir(ctx)
         job = run_on_gpu(settings.smoke_command, run_dir, found, limits_for(settings),
                          run_sandbox(root, ctx.workspace, work, gpu_devices=True), log=ctx.log,
                          cancel=ctx.is_cancelled)
@@ -266,7 +267,7 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     arch = found.gpus[0].arch if found.gpus else ""
     ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
     result: dict[str, Any] = {"run_id": ctx.run_id, "key": reference_key(settings, source_pin(ctx))}
-    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log, area=REFERENCE_WORK) as work:
         sandbox = run_sandbox(None, ctx.workspace, work, gpu_devices=True)  # the host's CUDA toolkit, read-only
         build = build_cuda_reference(ctx.workspace.source, work / REFERENCE_BUILD_DIR, settings, sandbox, arch,
                                      log=ctx.log)

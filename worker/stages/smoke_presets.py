@@ -26,7 +26,7 @@ from worker.runner.preset_train import PresetError
 from worker.runner.presets import PresetRun, preset_from_dict, run_preset_on_gpu
 from worker.toolchain.roots import ToolchainNotFound, select_root
 from worker.toolchain.sandbox import Sandbox, SandboxUnavailable
-from worker.toolchain.work import WorkError, copy_translated, open_work, run_sandbox
+from worker.toolchain.work import REFERENCE_WORK, WorkError, copy_translated, open_work, run_sandbox
 
 SMOKE_ARTIFACT = "smoke.json"
 REFERENCE_ARTIFACT = "reference.json"
@@ -34,9 +34,9 @@ RECORD_READ_LIMIT = 256 * 1024 * 1024
 
 
 def working_dir(ctx: StageContext, sandbox: Sandbox) -> Path:
-    """Where the preset runs (a path in the run's work/ folder); the translated tree's build copy is made
-    when nothing was built (the first stage that needs a writable tree makes it)."""
-    work = ctx.workspace.work
+    """Where the preset runs (a path in the run's work/ folder, open: inside ``open_work``); the translated
+    tree's build copy is made when nothing was built (the first stage that needs a writable tree makes it)."""
+    work = sandbox.workspace
     if is_dir_beneath(work, "build/bin"):
         return ctx.workspace.build / "bin"
     if is_dir_beneath(work, "build"):
@@ -141,7 +141,7 @@ def run_preset_reference(ctx: StageContext, raw: dict[str, Any]) -> dict[str, An
         return {"ok": False, "summary": f"bad smoke preset: {error}"}
     found = probe("cuda")
     ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
-    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log, area=REFERENCE_WORK) as work:
         sandbox = run_sandbox(None, ctx.workspace, work, gpu_devices=True)  # the host's CUDA stack, read-only
         run = run_preset_on_gpu(spec, ctx.workspace.source, found, sandbox,
                                 wait_timeout_s=ctx.settings.smoke_wait_timeout_s, log=ctx.log, cancel=ctx.is_cancelled,

@@ -33,8 +33,8 @@ from worker.toolchain.roots import ToolchainRoot
 from worker.toolchain.sandbox import MOUNT, Sandbox, SandboxLimits, SandboxResult
 from worker.toolchain.volume import work_area
 
-WORK = "work"
-IMAGE = "work.img"
+WORK = "work"  # the ROCm side's area: hipify engines, compile, link, smoke
+REFERENCE_WORK = "work-cuda"  # the CUDA reference's own area: it runs on another host while smoke runs
 SOURCE_MOUNT = MOUNT / "source"  # the fetched original, read-only
 TRANSLATED_MOUNT = MOUNT / ".translated"  # the translated tree as translation wrote it, read-only
 HIP_COPY = MOUNT / "hip"  # the copy of the translated tree that builds run in (made in the sandbox)
@@ -48,27 +48,34 @@ class WorkError(RuntimeError):
     """A sandboxed step on ``work/`` (making, emptying or copying folders) failed; the message says which."""
 
 
-def work_paths(run_root: Path) -> tuple[Path, Path]:
-    """The work folder (the volume's mount point) and the image of a run."""
-    return run_root / WORK, run_root / IMAGE
+def work_paths(run_root: Path, area: str = WORK) -> tuple[Path, Path]:
+    """A work area of a run: its folder (the volume's mount point) and its image."""
+    return run_root / area, run_root / f"{area}.img"
+
+
+def all_work_paths(run_root: Path) -> list[tuple[Path, Path]]:
+    """Every work area a run has (for removal)."""
+    return [work_paths(run_root, area) for area in (WORK, REFERENCE_WORK)]
 
 
 @contextmanager
 def open_work(
     workspace: Workspace, *, size_mb: int = ProjectSettings.workspace_mb, log: Callable[[str], None] | None = None,
+    area: str = WORK,
 ) -> Iterator[Path]:
     """The run's ``work/`` for the stage's sandboxes, for as long as the stage uses it: the run's work volume
     (a sparse ext4 image ``work.img`` of ``size_mb``, mounted for the block and unmounted after,
     ``volume.py``) or, where loop mounts cannot be had, a plain folder whose size each sandboxed job
-    watches. Nested and concurrent uses in one process share one mount; ``log`` gets one line saying which."""
-    folder, image = work_paths(workspace.root)
+    watches. Nested and concurrent uses in one process share one mount; ``log`` gets one line saying which.
+    ``area``: ``REFERENCE_WORK`` for the CUDA reference, whose host may run it while smoke holds ``work``."""
+    folder, image = work_paths(workspace.root, area)
     workspace.root.mkdir(parents=True, exist_ok=True)
     if os.path.lexists(folder) and not stat.S_ISDIR(os.lstat(folder).st_mode):
         raise WorkError("the run's work folder is not a folder")
-    with work_area(folder, image, size_mb) as area:
+    with work_area(folder, image, size_mb) as opened:
         if log is not None:
-            log(f"[migrator] {area.describe()}\n")
-        yield area.path
+            log(f"[migrator] {opened.describe()}\n")
+        yield opened.path
 
 
 def run_sandbox(
