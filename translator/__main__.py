@@ -36,6 +36,10 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--account", type=Path, help="write the full JSON account here")
     parser.add_argument("--print-stats", action="store_true", help="print the account summary to stderr")
     parser.add_argument("--no-cache", action="store_true", help="do not keep built rule tables on disk")
+    parser.add_argument("--disable-fix-rule", action="append", default=[], metavar="RULE",
+                        help="a wavefront fix rule not to apply, e.g. wavefront.full-mask-64 (repeatable)")
+    parser.add_argument("--no-wavefront-scan", action="store_true",
+                        help="do not look for code that assumes 32-lane warps")
     for name in FLAG_NAMES:
         parser.add_argument(f"--{name}", action="store_true", help="as hipify-clang")
     return parser.parse_args(ours), clang
@@ -56,6 +60,7 @@ def build_options(args: argparse.Namespace, clang: list[str]) -> TranslateOption
         rename_cu_to_hip=args.rename_cu_to_hip, target_hip_version=args.target_hip_version,
         exclude_globs=tuple(args.exclude) if args.exclude is not None else DEFAULT_EXCLUDES,
         translate_strings=not args.keep_strings, declared_names=_declared(args.declared_names),
+        disabled_rules=frozenset(args.disable_fix_rule), wavefront_scan=not args.no_wavefront_scan,
     )
     options = to_options(flags, base)
     if args.launch_style is not None:
@@ -102,7 +107,8 @@ def _tree(args: argparse.Namespace, options: TranslateOptions) -> int:
     tree = translate_tree(args.src[0], destination, options, log=lambda line: print(line, end=""))
     totals = tree.totals()
     print(f"{totals['files']} files, {totals['changed']} changed, {totals['converted_total']} references converted, "
-          f"{totals['unconverted_total']} unconverted, {totals['deprecated_total']} deprecated")
+          f"{totals['unconverted_total']} unconverted, {totals['deprecated_total']} deprecated, "
+          f"{totals['wavefront_total']} wavefront hazards ({totals['wavefront_fixed']} fixed)")
     _report(args, tree.to_dict())
     return 0
 

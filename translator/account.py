@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from translator.wavefront.model import HazardData
 
 
 class Finding(TypedDict):
@@ -26,6 +29,9 @@ class AccountTotals(TypedDict):
     deprecated_total: int
     cuda_like_total: int
     warnings_total: int
+    wavefront_total: int  # code that assumes 32-lane warps (translator/wavefront)
+    wavefront_fixed: int  # of which the translation fixed
+    wavefront_by_kind: dict[str, int]
 
 
 class TreeAccountData(TypedDict):
@@ -53,6 +59,7 @@ class FileAccount:
     cuda_like: list[Finding] = field(default_factory=list)
     renamed_to: str = ""
     status: str = "translated"  # translated, unchanged, copied, skipped, failed
+    wavefront: list[HazardData] = field(default_factory=list)  # wave-size hazards, at original lines
 
     @property
     def converted_total(self) -> int:
@@ -74,7 +81,7 @@ def _interesting(entry: FileAccount) -> bool:
     """Worth a row in the compact stage data: changed, skipped, failed, or with findings."""
     if entry.status in ("translated", "skipped", "failed"):
         return True
-    return bool(entry.unconverted or entry.deprecated or entry.warnings)
+    return bool(entry.unconverted or entry.deprecated or entry.warnings or entry.wavefront)
 
 
 @dataclass
@@ -93,6 +100,7 @@ class TreeAccount:
             converted.update(item.converted)
             statuses[item.status] += 1
         unconverted = Counter(f["name"] for item in self.files for f in item.unconverted)
+        hazards = [hazard for item in self.files for hazard in item.wavefront]
         return AccountTotals(
             files=len(self.files),
             by_status=dict(sorted(statuses.items())),
@@ -104,6 +112,9 @@ class TreeAccount:
             deprecated_total=sum(len(f.deprecated) for f in self.files),
             cuda_like_total=sum(len(f.cuda_like) for f in self.files),
             warnings_total=sum(len(f.warnings) for f in self.files) + len(self.warnings),
+            wavefront_total=len(hazards),
+            wavefront_fixed=sum(1 for hazard in hazards if hazard["applied"]),
+            wavefront_by_kind=dict(Counter(hazard["kind"] for hazard in hazards).most_common()),
         )
 
     def to_dict(self, max_findings: int | None = None, only_interesting: bool = False) -> TreeAccountData:

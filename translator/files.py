@@ -6,6 +6,7 @@ from pathlib import Path
 
 from translator.options import TranslateOptions
 from translator.source import translate_source
+from translator.tree import wavefront_line
 
 
 def translate_files(paths: list[Path], options: TranslateOptions, output: Path | None = None,
@@ -21,5 +22,7 @@ def translate_files(paths: list[Path], options: TranslateOptions, output: Path |
             output.write_text(result.text, errors="surrogateescape")
         else:
             sys.stdout.write(result.text)
+        for hazard in result.account.wavefront:  # stdout may carry the translation: hazards go to stderr
+            sys.stderr.write(wavefront_line(str(path), hazard))
         accounts.append(result.account.to_dict())
     return accounts

@@ -4,9 +4,12 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from translator.globs import DEFAULT_EXCLUDES
+
+if TYPE_CHECKING:
+    from translator.wavefront.constants import TreeFacts
 
 DEFAULT_HIP_VERSION = "6.4"  # the toolchain root's HIP; a run passes its own
 
@@ -32,6 +35,9 @@ class TranslateOptions:
     skip_excluded_blocks: leave ``#if`` branches that are not taken untouched (``defines`` are set).
     keep_names: CUDA names the project defines itself; they are left alone in this file.
     exclude_globs: files copied untouched, with ``.gitignore`` rules (``translator/globs.py``).
+    wavefront_scan: look for code that assumes 32-lane warps (``translator/wavefront``), report it in the
+        account and apply its certain fixes, except those whose rule is in ``disabled_rules``.
+    wavefront_facts: the constants and device macros of the rest of the tree (``translate_tree`` sets it).
     """
 
     launch_style: Literal["chevron", "ggl"] = "chevron"
@@ -52,6 +58,9 @@ class TranslateOptions:
     keep_names: frozenset[str] = field(default_factory=frozenset)
     detect_local_definitions: bool = True  # translate_tree turns it off: its pre-pass follows the include graph
     max_unconverted_listed: int = 1000
+    wavefront_scan: bool = True
+    disabled_rules: frozenset[str] = field(default_factory=frozenset)  # fix rule ids not to apply
+    wavefront_facts: TreeFacts | None = None
 
     def resolved_hip_version(self) -> tuple[int, ...]:
         return parse_version(self.target_hip_version or DEFAULT_HIP_VERSION)

@@ -18,6 +18,7 @@ from translator.includes import RUNTIME_HEADER, IncludeState, insert_runtime_inc
 from translator.localdefs import defined_names
 from translator.options import TranslateOptions
 from translator.rules import CUDA_LIKE, Rule, RuleSet, Target, build_rules
+from translator.wavefront.translation import prepare as prepare_wavefront
 
 # One match = uninteresting text (possessively skipped, no Python work) + one token.
 # Words are consumed whole, so a candidate never starts inside a word (mycudaMalloc stays).
@@ -110,6 +111,8 @@ class _Scan:
 def translate_source(text: str, path: str = "", options: TranslateOptions | None = None) -> FileTranslation:
     """Translate ``text`` (the contents of ``path``, used to resolve local includes)."""
     options = options or TranslateOptions()
+    original = text
+    text, hazards = prepare_wavefront(text, options)  # wave-size fixes first: they keep every line
     target = Target.of(options)
     ruleset = build_rules(target)
     account = FileAccount(path=path)
@@ -122,7 +125,8 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     out = _rewrite(text, ruleset, scan, includes, ggl, options)
     out = _finish(out, text, scan, includes, ggl, path)
     account.kept_local = sorted(scan.kept)
-    account.changed = out != text
+    account.wavefront = hazards
+    account.changed = out != original
     account.status = "translated" if account.changed else "unchanged"
     return FileTranslation(text=out, account=account)
 

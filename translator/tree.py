@@ -10,6 +10,7 @@ import dataclasses
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
@@ -19,9 +20,13 @@ from translator.localdefs import defined_names
 from translator.options import TranslateOptions
 from translator.rules import Target, build_rules
 from translator.source import _Interesting, translate_source
+from translator.wavefront.constants import TreeFacts
+from translator.wavefront.model import HazardData
+from translator.wavefront.scan import file_facts
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
 CXX_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".tpp"})
+TEXTS_KEPT_BYTES = 256 << 20  # source texts kept from the pre-pass for the translation (beyond: read again)
 Progress = Callable[[int, int], None]
 Log = Callable[[str], None]
 
@@ -43,19 +48,42 @@ def read_text(path: Path) -> tuple[str, bool]:
         return data.decode("utf-8", "surrogateescape"), False
 
 
+@dataclass
+class Prepass:
+    """What the whole tree tells each file: the project's own definitions it sees (by relative path),
+    the constants and device macros of the tree (for the wavefront scan), and the source texts read."""
+
+    keep: dict[str, frozenset[str]]
+    facts: TreeFacts
+    texts: dict[str, tuple[str, bool]] = field(default_factory=dict)
+
+
 def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> dict[str, frozenset[str]]:
     """Per source file (relative path): the CUDA names defined by it or by the project files it includes."""
+    return prepass(files, src, options).keep
+
+
+def prepass(files: list[Path], src: Path, options: TranslateOptions) -> Prepass:
+    """Read every source file once: includes, the project's definitions, the wavefront facts."""
     ruleset = build_rules(Target.of(options))
     interesting = _Interesting(ruleset.rules)
     defined: dict[str, set[str]] = {}
     includes: dict[str, list[str]] = {}
+    texts: dict[str, tuple[str, bool]] = {}
+    facts = []
+    kept_bytes = 0
     for path in files:
         relative = path.relative_to(src).as_posix()
         if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not path.is_symlink():
-            text = read_text(path)[0]
+            text, utf8 = read_text(path)
             includes[relative] = included_names(text)
             if not is_excluded(relative, options.exclude_globs):
                 defined[relative] = defined_names(text, interesting)
+                if options.wavefront_scan:
+                    facts.append(file_facts(text))
+                if kept_bytes < TEXTS_KEPT_BYTES:  # the translation reads it from here, not from disk again
+                    texts[relative] = (text, utf8)
+                    kept_bytes += len(text)
     graph = IncludeGraph(includes)
     visible: dict[str, frozenset[str]] = {}
     for relative in includes:
@@ -63,7 +91,7 @@ def project_definitions(files: list[Path], src: Path, options: TranslateOptions)
         for seen in graph.visible(relative):
             names |= defined.get(seen, set())
         visible[relative] = frozenset(names)
-    return visible
+    return Prepass(visible, TreeFacts.of(facts), texts)
 
 
 def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None, progress: Progress | None = None,
@@ -75,14 +103,15 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
     files = walk(src)
-    keep = project_definitions(files, src, options)
-    base = dataclasses.replace(options, detect_local_definitions=False)
+    seen = prepass(files, src, options)
+    base = dataclasses.replace(options, detect_local_definitions=False, wavefront_facts=seen.facts)
     tree = TreeAccount(source=str(src), destination=str(dst))
     for index, path in enumerate(files, start=1):
         if is_cancelled is not None and is_cancelled():
             break
-        names = keep.get(path.relative_to(src).as_posix(), options.keep_names)
-        entry = _one_file(path, src, dst, dataclasses.replace(base, keep_names=names), tree)
+        relative = path.relative_to(src).as_posix()
+        names = seen.keep.get(relative, options.keep_names)
+        entry = _one_file(path, src, dst, dataclasses.replace(base, keep_names=names), tree, seen.texts.pop(relative, None))
         tree.files.append(entry)
         if log is not None and entry.status != "copied":
             log(_log_line(entry))
@@ -91,7 +120,8 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
     return tree
 
 
-def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree: TreeAccount) -> FileAccount:
+def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree: TreeAccount,
+              read: tuple[str, bool] | None = None) -> FileAccount:
     relative = path.relative_to(src).as_posix()
     suffix = path.suffix.lower()
     target = dst / relative
@@ -105,7 +135,7 @@ def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree:
     if is_excluded(relative, options.exclude_globs):
         _copy(path, target)
         return FileAccount(path=relative, status="skipped")
-    text, utf8 = read_text(path)
+    text, utf8 = read if read is not None else read_text(path)
     result = translate_source(text, str(path), options)
     entry = result.account
     entry.path = relative
@@ -146,4 +176,10 @@ def _log_line(entry: FileAccount) -> str:
         return f"skip  {entry.path} ({entry.warnings[0] if entry.warnings else 'excluded'})\n"
     unconverted = f", {len(entry.unconverted)} unconverted" if entry.unconverted else ""
     name = f" -> {entry.renamed_to}" if entry.renamed_to else ""
-    return f"{entry.status:<10} {entry.path}{name}: {entry.converted_total} converted{unconverted}\n"
+    line = f"{entry.status:<10} {entry.path}{name}: {entry.converted_total} converted{unconverted}\n"
+    return line + "".join(wavefront_line(entry.path, hazard) for hazard in entry.wavefront)
+
+
+def wavefront_line(path: str, hazard: HazardData) -> str:
+    done = f"fixed [{hazard['rule']}] -> {hazard['fix']}" if hazard["applied"] else f"suggest: {hazard['fix']}"
+    return f"  wavefront {path}:{hazard['line']}: {hazard['kind']}: {hazard['expression']}; {done}\n"
