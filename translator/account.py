@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
+    from translator.handwork import HandWorkData
     from translator.wavefront.model import HazardData
 
 
@@ -32,6 +33,7 @@ class AccountTotals(TypedDict):
     wavefront_total: int  # code that assumes 32-lane warps (translator/wavefront)
     wavefront_fixed: int  # of which the translation fixed
     wavefront_by_kind: dict[str, int]
+    hand_work_by_kind: dict[str, int]  # inline-ptx, tensor-cores: sites the translation left
 
 
 class TreeAccountData(TypedDict):
@@ -60,6 +62,7 @@ class FileAccount:
     renamed_to: str = ""
     status: str = "translated"  # translated, unchanged, copied, skipped, failed
     wavefront: list[HazardData] = field(default_factory=list)  # wave-size hazards, at original lines
+    hand_work: list[HandWorkData] = field(default_factory=list)  # inline PTX and WMMA the translation left
 
     @property
     def converted_total(self) -> int:
@@ -74,6 +77,8 @@ class FileAccount:
             data["unconverted"] = self.unconverted[:max_findings]
             data["deprecated"] = self.deprecated[:max_findings]
             data["cuda_like"] = self.cuda_like[:max_findings]
+            data["wavefront"] = self.wavefront[:max_findings]
+            data["hand_work"] = self.hand_work[:max_findings]
         return data
 
 
@@ -81,7 +86,7 @@ def _interesting(entry: FileAccount) -> bool:
     """Worth a row in the compact stage data: changed, skipped, failed, or with findings."""
     if entry.status in ("translated", "skipped", "failed"):
         return True
-    return bool(entry.unconverted or entry.deprecated or entry.warnings or entry.wavefront)
+    return bool(entry.unconverted or entry.deprecated or entry.warnings or entry.wavefront or entry.hand_work)
 
 
 @dataclass
@@ -115,6 +120,7 @@ class TreeAccount:
             wavefront_total=len(hazards),
             wavefront_fixed=sum(1 for hazard in hazards if hazard["applied"]),
             wavefront_by_kind=dict(Counter(hazard["kind"] for hazard in hazards).most_common()),
+            hand_work_by_kind=dict(Counter(site["kind"] for item in self.files for site in item.hand_work)),
         )
 
     def to_dict(self, max_findings: int | None = None, only_interesting: bool = False) -> TreeAccountData:

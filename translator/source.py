@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from translator import calls, conditionals, guards, launch
+from translator import calls, conditionals, guards, handwork, launch
 from translator.account import FileAccount, Finding
 from translator.includes import RUNTIME_HEADER, IncludeState, insert_runtime_include, rewrite_include
 from translator.localdefs import defined_names
@@ -126,6 +126,7 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     out = _finish(out, text, scan, includes, ggl, path)
     account.kept_local = sorted(scan.kept)
     account.wavefront = hazards
+    account.hand_work = handwork.left(out, original)
     account.changed = out != original
     account.status = "translated" if account.changed else "unchanged"
     return FileTranslation(text=out, account=account)

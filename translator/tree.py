@@ -120,6 +120,32 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
     return tree
 
 
+def account_tree(src: Path, options: TranslateOptions | None = None,
+                 is_cancelled: Callable[[], bool] | None = None) -> TreeAccount:
+    """The account ``translate_tree`` would give, translating in memory and writing nothing (what the
+    scan needs to know what a translation leaves behind)."""
+    options = options or TranslateOptions()
+    src = Path(src)
+    files = walk(src)
+    seen = prepass(files, src, options)
+    base = dataclasses.replace(options, detect_local_definitions=False, wavefront_facts=seen.facts)
+    tree = TreeAccount(source=str(src), destination="")
+    for path in files:
+        if is_cancelled is not None and is_cancelled():
+            break
+        relative = path.relative_to(src).as_posix()
+        if path.is_symlink() or path.suffix.lower() not in CUDA_SUFFIXES | CXX_SUFFIXES \
+                or is_excluded(relative, options.exclude_globs):
+            continue
+        kept = seen.texts.pop(relative, None)
+        text = kept[0] if kept is not None else read_text(path)[0]
+        names = seen.keep.get(relative, options.keep_names)
+        entry = translate_source(text, str(path), dataclasses.replace(base, keep_names=names)).account
+        entry.path = relative
+        tree.files.append(entry)
+    return tree
+
+
 def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree: TreeAccount,
               read: tuple[str, bool] | None = None) -> FileAccount:
     relative = path.relative_to(src).as_posix()

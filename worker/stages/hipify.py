@@ -5,7 +5,9 @@ Inputs: ``ctx.workspace.source`` (never modified) and the hipify settings
 ``exclude_globs``, ``target_hip_version``).
 Outputs: ``ctx.workspace.hip``, a full copy of the source with CUDA-bearing files
 translated; ``artifacts/translation.json`` with the full account; stage data with the
-run totals and compact per-file entries (at most ``MAX_LISTED`` unconverted names each).
+run totals and compact per-file entries (at most ``MAX_LISTED`` unconverted names each), and
+``wavefront_hazards``: every wave-size hazard at its original file and line, ``applied`` when fixed
+(the fix rules in ``disabled_fix_rules`` are not applied).
 Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not in the
 chosen toolchain root, or fails on any file (the summary gives the count). External engines run only
 in the sandbox over the toolchain root. Unconverted identifiers alone do not fail the stage:
@@ -23,7 +25,7 @@ from translator.external import ENGINES, engine_command, parse_statistics
 from translator.globs import is_excluded
 from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, walk
 from worker.context import StageContext, StageResult
-from worker.payloads import FixData, HipifyData
+from worker.payloads import FixData, HipifyData, WavefrontHazardData
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
 from worker.stages.pytorch_hipify import apply_python_port
@@ -50,6 +52,7 @@ def options_from(ctx: StageContext) -> TranslateOptions:
         exclude_globs=tuple(settings.exclude_globs),
         target_hip_version=settings.target_hip_version or toolchain.hip_version,
         declared_names=declared,
+        disabled_rules=frozenset(settings.disabled_fix_rules),  # wavefront.* fix rules opted out
     )
 
 
@@ -118,8 +121,13 @@ def _data(ctx: StageContext, account: TreeAccount, fixes: list[FixData], generat
         **account.to_dict(max_findings=MAX_LISTED, only_interesting=True),
         account_artifact=artifact.relative_to(ctx.workspace.artifacts).as_posix(),
         notebook_slugs=["hipify-unconverted"] if account.totals()["unconverted_total"] else [],
-        build_fixes=fixes, generated_files=generated,
+        build_fixes=fixes, generated_files=generated, wavefront_hazards=wavefront_rows(account),
     )
+
+
+def wavefront_rows(account: TreeAccount) -> list[WavefrontHazardData]:
+    """Every wave-size hazard of the translation, with its original file and line, ``applied`` when fixed."""
+    return [WavefrontHazardData(file=entry.path, **hazard) for entry in account.files for hazard in entry.wavefront]
 
 
 def external_engine(toolchain: Toolchain, name: str) -> str | None:
