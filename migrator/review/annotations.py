@@ -2,6 +2,8 @@
 
 - Unconverted CUDA identifiers (hipify account): on the original (left) side, at the line
   the translator found them; reason "unsupported", "newer-than-target", ...
+- Wavefront hazards (code that assumes 32-lane warps) and the inline PTX / WMMA the translation
+  left (hipify account): on the original side, at their line, with the fix applied or suggested.
 - Build-file fixes the hipify stage applied: on the translated (right) side, with their rule.
 - Compile diagnostics: on the translated (right) side, at the compiler's line.
 
@@ -19,6 +21,8 @@ KIND_UNCONVERTED = "unconverted"
 KIND_DEPRECATED = "deprecated"
 KIND_FIX = "fix"
 KIND_DIAGNOSTIC = "diagnostic"
+KIND_WAVEFRONT = "wavefront"
+KIND_HAND_WORK = "hand-work"
 
 
 def file_annotations(run: Run, tree: ReviewTree, pair: FilePair) -> list[Annotation]:
@@ -42,7 +46,27 @@ def translation_notes(entries: list[JsonDict], original_path: str) -> list[Annot
         _note("left", f.get("line"), KIND_DEPRECATED, "note", f"{f.get('name', '?')}: {f.get('reason', 'deprecated')}")
         for f in _findings(entry.get("deprecated"))
     ]
+    notes += [_wavefront_note(h) for h in _findings(entry.get("wavefront"))]
+    notes += [
+        _note("left", site.get("line"), KIND_HAND_WORK, "warning", f"hand work [{site.get('kind', '?')}]: left as "
+              "written; " + ("rewrite it with HIP builtins or AMDGCN assembly" if site.get("kind") == "inline-ptx"
+                             else "port it to rocWMMA or MFMA builtins"))
+        for site in _findings(entry.get("hand_work"))
+    ]
     return notes
+
+
+def _wavefront_note(hazard: JsonDict) -> Annotation:
+    """A wave-size hazard: what is wrong on 64-lane wavefronts and the fix the translation applied or suggests."""
+    kind = str(hazard.get("kind", "?"))
+    where = "also on wave32; " if hazard.get("wave32") else ""
+    if hazard.get("applied"):
+        return _note("left", hazard.get("line"), KIND_WAVEFRONT, "info",
+                     f"wavefront [{kind}] fixed [{hazard.get('rule', '')}]: {hazard.get('expression', '')} → "
+                     f"{hazard.get('fix', '')} ({where}{hazard.get('why', '')})")
+    return _note("left", hazard.get("line"), KIND_WAVEFRONT, "warning",
+                 f"wavefront [{kind}]: {hazard.get('expression', '')}: {where}{hazard.get('why', '')}. "
+                 f"Suggested: {hazard.get('fix', '')}")
 
 
 def fix_notes(fixes: list[JsonDict], translated_path: str) -> list[Annotation]:

@@ -52,6 +52,7 @@ class Readiness:
     by_family: dict[str, int] = field(default_factory=dict)
     by_library: dict[str, int] = field(default_factory=dict)
     constructs: dict[str, str] = field(default_factory=dict)  # hand-work construct -> "<count>: note"
+    constructs_left: int = 0  # hand-work construct sites (the sum of those counts)
     rocm_libraries_needed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
@@ -149,6 +150,7 @@ def _constructs(inventory: Inventory, readiness: Readiness, account: TreeAccount
         if found[kind] > remaining:
             readiness.automatic_by_kind[kind] = found[kind] - remaining
         readiness.hand_work += remaining
+        readiness.constructs_left += remaining
         readiness.translatable += found[kind] - remaining
     readiness.items_total = readiness.references_total + sum(found[kind] for kind in CONSTRUCT_KINDS)
     readiness.hand_work_sites = sorted(sites, key=lambda s: (str(s["file"]), int(str(s["line"]))))[:SITES_LISTED]
