@@ -14,7 +14,8 @@ def hipify_data(fixes: list[AppliedFix]) -> HipifyData:
     """As worker/stages/hipify.py's ``_data`` builds it."""
     account = TreeAccount(source="source", destination="hip", files=[FileAccount(path="src/a.cu")])
     return HipifyData(**account.to_dict(max_findings=20, only_interesting=True), account_artifact="translation.json",
-                      notebook_slugs=[], build_fixes=[fix.to_dict() for fix in fixes], generated_files=[])
+                      notebook_slugs=[], build_fixes=[fix.to_dict() for fix in fixes], generated_files=[],
+                      wavefront_hazards=[])
 
 
 def test_the_build_fixes_are_the_hipify_stage_s_build_fixes() -> None:
@@ -45,5 +46,7 @@ def test_the_wavefront_section_counts_per_kind_and_lists_every_hazard_from_the_s
     assert (section["total"], section["fixed"], section["suggested"]) == (3, 1, 2)
     assert section["by_kind"] == {"lane-id-32": {"total": 2, "fixed": 0, "suggested": 2},
                                   "full-mask-32": {"total": 1, "fixed": 1, "suggested": 0}}
-    assert [(h["line"], h["applied"]) for h in section["hazards"]] == [(4, False), (5, True), (9, False)]
+    hazards = section["hazards"]
+    assert isinstance(hazards, list)
+    assert [(h["line"], h["applied"]) for h in hazards] == [(4, False), (5, True), (9, False)]
     assert wavefront_section({}, {}) is None  # a run from before the scan had it
