@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,6 +139,9 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     skipped = _skipped_regions(text, versions, options)
     target = scan.target
     call_names = calls.load_tables().wanted(target.roc, target.miopen) if calls.MARK not in text else frozenset()
+    plain = _plain_conversions(ruleset, call_names)
+    converted: Counter[str] = Counter()  # by name, for the plain conversions (families added at the end)
+    keep = scan.keep
     pieces: list[str] = []
     cursor = 0
     for match in token_regex(ruleset.identifier_pattern).finditer(text):
@@ -149,7 +153,11 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             continue
         token = text[start:end]
         if kind == "ident":
-            new = _identifier(text, token, start, end, scan, call_names, options.struct_tags)
+            new = plain.get(token) if token not in keep else None
+            if new is not None:  # the common case, without the per-name bookkeeping below
+                converted[token] += 1
+            else:
+                new = _identifier(text, token, start, end, scan, call_names, options.struct_tags)
         elif kind == "string":
             if not options.translate_strings or ("cu" not in token and "CU" not in token):
                 continue
@@ -169,7 +177,29 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             pieces.append(new)
             cursor = end
     pieces.append(text[cursor:])
+    for name, count in converted.items():
+        rule = ruleset.rules[name]
+        scan.account.converted[rule.family] += count
+        scan.needs_runtime = scan.needs_runtime or rule.needs_runtime
     return "".join(pieces)
+
+
+_PLAIN: dict[tuple[int, frozenset[str]], dict[str, str]] = {}
+
+
+def _plain_conversions(ruleset: RuleSet, call_names: frozenset[str]) -> dict[str, str]:
+    """CUDA name -> HIP name for the rules that only rename: nothing to report, no call to rewrite, no
+    struct tag. Kept per rule table (tables are cached, so their identity is stable)."""
+    key = (id(ruleset.rules), call_names)
+    found = _PLAIN.get(key)
+    if found is None:
+        if len(_PLAIN) > 32:
+            _PLAIN.clear()
+        found = {name: rule.replacement for name, rule in ruleset.rules.items()
+                 if rule.replacement is not None and rule.replacement != name and not rule.cuda_status
+                 and name not in call_names and rule.replacement not in STRUCT_TAGS and name != "cub"}
+        _PLAIN[key] = found
+    return found
 
 
 def _identifier(text: str, token: str, start: int, end: int, scan: _Scan, call_names: frozenset[str],

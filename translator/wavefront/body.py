@@ -56,7 +56,7 @@ class Def(NamedTuple):
 
 
 def is_identifier(token: str) -> bool:
-    return token[:1].isalpha() or token[:1] == "_"
+    return token.isidentifier()
 
 
 class Body:

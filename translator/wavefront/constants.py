@@ -32,8 +32,8 @@ WAVEFRONT_SYMBOLS = {"__AMDGCN_WAVEFRONT_SIZE": "wavefront", "__AMDGCN_WAVEFRONT
 DEVICE_QUALIFIERS = frozenset({"__global__", "__device__"})
 
 # Both start with the literal "#" so the regex engine skips ahead fast; ``defines`` checks the line start.
-_DEFINE = re.compile(r"\#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*((?:[^\n\\]|\\.)*)")
-DEFINE_ANY = re.compile(r"\#[ \t]*define[ \t]+([A-Za-z_]\w*(?:\([^)\n]*\))?)((?:[^\n\\]|\\.)*)", re.DOTALL)
+_DEFINE = re.compile(r"\#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*((?:[^\n\\]++|\\.)*+)", re.DOTALL)
+DEFINE_ANY = re.compile(r"\#[ \t]*define[ \t]+([A-Za-z_]\w*(?:\([^)\n]*\))?)((?:[^\n\\]++|\\.)*+)", re.DOTALL)
 # Written to start with a literal (``const``) so the regex engine skips ahead fast; the character before
 # is checked in Python.
 _DECLARED = re.compile(r"const(?:expr)?\b((?:\s+(?:static|constexpr|const|inline|__device__|__constant__|"
@@ -79,8 +79,11 @@ def collect(blanked: str, outer: Constants | None = None) -> tuple[dict[str, Con
     return found, frozenset(device)
 
 
+@functools.lru_cache(maxsize=8)  # a scan asks several times for the same text (hashing a str is cached)
 def defines(text: str, pattern: re.Pattern[str] = _DEFINE) -> list[re.Match[str]]:
     """``#define`` lines (object-like with ``_DEFINE``, any with ``DEFINE_ANY``) that start a line."""
+    if "define" not in text:
+        return []
     found = []
     for match in pattern.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
@@ -89,8 +92,11 @@ def defines(text: str, pattern: re.Pattern[str] = _DEFINE) -> list[re.Match[str]
     return found
 
 
+@functools.lru_cache(maxsize=8)
 def declarations(text: str) -> list[re.Match[str]]:
     """``const``/``constexpr`` integer declarations with a value (``constexpr int kWarp = 32``)."""
+    if "const" not in text:
+        return []
     return [m for m in _DECLARED.finditer(text) if not _word_before(text, m.start())]
 
 

@@ -1,7 +1,6 @@
 """Apply the certain fixes of a file's hazards (those whose rule is not disabled)."""
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection
 
 from translator.wavefront.model import Edit, Hazard
@@ -27,7 +26,7 @@ def apply_fixes(text: str, hazards: list[Hazard], disabled: Collection[str] = ()
         taken.append(hazard)
     applied = {id(h) for h in taken}
     for hazard in hazards:
-        result.append(dataclasses.replace(hazard, applied=True) if id(hazard) in applied else hazard)
+        result.append(hazard._replace(applied=True) if id(hazard) in applied else hazard)
     if not chosen:
         return text, result
     pieces: list[str] = []

@@ -5,8 +5,7 @@ unless the rule is disabled. Every other hazard carries a suggestion for a perso
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 # Kinds, in the order reports list them: (title, why it is wrong on wave64, also wrong on wave32)
 KINDS: dict[str, tuple[str, str, bool]] = {
@@ -65,15 +64,13 @@ class HazardData(TypedDict):
     applied: bool  # the translation applied the fix
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     start: int  # offsets in the original text
     end: int
     text: str
 
 
-@dataclass(frozen=True)
-class Hazard:
+class Hazard(NamedTuple):  # a tuple: thousands are made on large trees, and tuples are made fast
     kind: str
     start: int  # offset of the expression in the original text
     end: int
@@ -90,14 +87,12 @@ class Hazard:
     def wave32(self) -> bool:
         return KINDS[self.kind][2]
 
-    def placed(self, text: str, newlines: list[int]) -> Hazard:
+    def placed(self, text: str) -> Hazard:
         """This hazard with its line, column and expression text filled in from ``text``."""
-        from bisect import bisect_right
-
-        index = bisect_right(newlines, self.start - 1)
-        line_start = newlines[index - 1] + 1 if index else 0
+        line_start = text.rfind("\n", 0, self.start) + 1
         expression = " ".join(text[self.start:self.end].split())[:200]
-        return replace(self, line=index + 1, column=self.start - line_start, expression=expression)
+        return self._replace(line=text.count("\n", 0, self.start) + 1, column=self.start - line_start,
+                             expression=expression)
 
     def to_dict(self) -> HazardData:
         return HazardData(kind=self.kind, line=self.line, column=self.column, expression=self.expression,

@@ -22,28 +22,39 @@ class Region(NamedTuple):
 
 @functools.lru_cache(maxsize=32)
 def qualifier_pattern(macros: frozenset[str]) -> re.Pattern[str]:
-    names = sorted({"__global__", "__device__", *macros})
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+    """``__global__``, ``__device__`` and the macros standing for them. Plain alternatives (no leading \b), so
+    the regex engine skips ahead fast; ``region_at`` checks the character before."""
+    names = sorted({"__global__", "__device__", *macros}, key=lambda n: (-len(n), n))
+    return re.compile("(?:" + "|".join(map(re.escape, names)) + r")(?!\w)")
 
 
 _BLOCK_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 
 
-def device_regions(text: str, qualifiers: re.Pattern[str]) -> list[Region]:
+def device_regions(text: str, qualifiers: re.Pattern[str],
+                   comments: list[tuple[int, int]] | None = None) -> list[Region]:
+    """Every device function body of ``text``, in order."""
     regions: list[Region] = []
     covered = -1
-    comments = block_comments(text)
+    comments = block_comments(text) if comments is None else comments
     for match in qualifiers.finditer(text):
-        position = match.start()
-        if position < covered or _not_code(text, position, comments):
+        if match.start() < covered:
             continue
-        opening = _body_start(text, match.end())
-        if opening < 0:
-            continue
-        close = _matching_brace(text, opening)
-        regions.append(Region(_statement_start(text, position), opening, close))
-        covered = close
+        region = region_at(text, match.start(), match.end(), comments)
+        if region is not None:
+            regions.append(region)
+            covered = region.close
     return regions
+
+
+def region_at(text: str, qualifier: int, end: int, comments: list[tuple[int, int]]) -> Region | None:
+    """The function whose qualifier (``__device__``) spans [qualifier, end), or None (a variable, a declaration)."""
+    if qualifier and (text[qualifier - 1].isalnum() or text[qualifier - 1] == "_") or _not_code(text, qualifier, comments):
+        return None
+    opening = _body_start(text, end)
+    if opening < 0:
+        return None
+    return Region(_statement_start(text, qualifier), opening, _matching_brace(text, opening))
 
 
 def block_comments(text: str) -> list[tuple[int, int]]:
@@ -61,9 +72,10 @@ def _not_code(text: str, position: int, comments: list[tuple[int, int]]) -> bool
 
 
 def _statement_start(text: str, position: int) -> int:
-    start = max(text.rfind(";", 0, position), text.rfind("}", 0, position), text.rfind("{", 0, position),
-                text.rfind(">\n", 0, position))  # after a template header on its own line
-    return start + 1
+    floor = max(0, position - 4000)  # a declaration head is never longer
+    start = max(text.rfind(";", floor, position), text.rfind("}", floor, position), text.rfind("{", floor, position),
+                text.rfind(">\n", floor, position))  # after a template header on its own line
+    return max(start + 1, floor)
 
 
 def _body_start(text: str, position: int) -> int:
@@ -97,4 +109,6 @@ def _matching_brace(text: str, opening: int) -> int:
 
 
 def device_code_in(text: str, macros: Iterable[str]) -> bool:
-    return qualifier_pattern(frozenset(macros)).search(text) is not None
+    pattern = qualifier_pattern(frozenset(macros))
+    return any(m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")
+               for m in pattern.finditer(text))

@@ -1,9 +1,10 @@
 """Scan one source text for wavefront hazards (see ``translator.wavefront``)."""
 from __future__ import annotations
 
-import functools
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from translator.wavefront.body import LANE_NAME, WARP_COUNT_NAME, WARP_NAME, Body, is_identifier, span
 from translator.wavefront.constants import (
@@ -20,8 +21,8 @@ from translator.wavefront.constants import (
 from translator.wavefront.lanes import lane_hazards
 from translator.wavefront.lexer import blank, tokenize
 from translator.wavefront.loops import loop_hazards
-from translator.wavefront.masks import mask_hazards
-from translator.wavefront.model import Hazard, why
+from translator.wavefront.masks import FULL_MASK_64, mask_hazards
+from translator.wavefront.model import Edit, Hazard, why
 from translator.wavefront.regions import (
     Region,
     _not_code,
@@ -29,14 +30,29 @@ from translator.wavefront.regions import (
     device_code_in,
     device_regions,
     qualifier_pattern,
+    region_at,
 )
 from translator.wavefront.sizes import size_hazards
 
-# A body is tokenized only when it holds one of these (or a constant with an interesting value): the
-# builtins, and the operator-constant pairs of lane arithmetic, so element-wise kernels cost one search.
-_TRIGGER = (r"__shfl|ballot|activemask|_sync\b|__popc|__ffs|__clz|__brev|\bwarpSize\b"
-            r"|[%/]\s*\(?\s*32\b|&\s*\(?\s*(?:31|0[xX]0*1[fF])\b|>>\s*\(?\s*5\b|==\s*31\b|\b[12][uU]?\s*<<"
-            r"|\[\s*3[23]\s*\]|<\s*32\b|<=\s*16\b|=\s*16\b")
+# Two tiers. Literal full masks given to *_sync builtins (the commonest hazard) are found and fixed from a
+# survey of the text; the token-level analysis runs only on the device functions holding a trigger that
+# needs data flow: ballots and bit counts, HIP's lane and wave-size spellings, lane arithmetic
+# (``% 32``, ``& 31``, ``/ 32``, ``>> 5``, ``== 31``), lane bits (``1 << ``), masks that are not
+# literals, an interesting constant, and in a file with shuffles the offset 16. The survey is a few
+# substring searches and small regexes, each starting with a literal so the regex engine skips ahead.
+_BUILTIN = re.compile(r"__(ballot|activemask|match_a|popc|ffs|clz|brev|lane_id|shfl|any_sync|all_sync|uni_sync"
+                      r"|reduce_|syncwarp)")
+_DEPTH_BUILTINS = frozenset({"ballot", "activemask", "match_a", "popc", "ffs", "clz", "brev", "lane_id"})
+_SYNC_CALL = re.compile(r"\w*_sync\b|syncwarp\b")
+_LITERAL_ARGUMENT = re.compile(r"\s*\(\s*(0[xX][fF]{8}[uU]?|~\s*0[uU]?|-\s*1)\s*[,)]")
+_WIDE_LITERAL = re.compile(r"\s*\(\s*0[xX][fF]{16}")
+_NEAR_32 = re.compile(r"[%/]\s*\(?\s*$")
+_NEAR_31 = re.compile(r"(?:&\s*\(?\s*|==\s*)$")
+_SHIFTED_ONE = re.compile(r"(?<![\w.])[12][uU]?\s*$")
+_SHIFT_FIVE = re.compile(r">>\s*\(?\s*5\b")
+_LANE_MASK_HEX = re.compile(r"0[xX]0*1[fF]\b")
+_MASK_TRIGGER = re.compile(r"_sync\b|ballot|activemask|__popc|__ffs|__clz|__brev|<<")
+_LANE_TRIGGER = re.compile(r"[%&/]|>>|==|__shfl")
 _NOT_NAMES = frozenset({"__launch_bounds__", "__attribute__", "alignas", "decltype", "noexcept", "__declspec",
                         "__global__", "__device__", "__host__"})
 _WARP_SIZE_TEXT = re.compile(r"\bwarpSize\b")
@@ -55,19 +71,81 @@ def scan_source(text: str, facts: TreeFacts = NO_FACTS) -> list[Hazard]:
         return []
     own, macros = collect(text, facts.table)
     table: dict[str, Constant] = {**facts.table, **own} if facts.constants else own
-    trigger = _trigger(facts.interesting | {name for name, c in own.items()
-                                            if c.value in INTERESTING or c.symbol == "warpSize"})
-    regions = device_regions(text, qualifier_pattern(frozenset({*macros, *device_macros})))
-    hazards: list[Hazard] = []
+    names = facts.interesting | {name for name, c in own.items() if c.value in INTERESTING or c.symbol == "warpSize"}
+    names = frozenset(name for name in names if name in text)
+    qualifiers = qualifier_pattern(frozenset({*macros, *device_macros}))
     macro_lines = defines(text, DEFINE_ANY) if "define" in text else []
     shufflers = frozenset(m.group(1).split("(")[0] for m in macro_lines if "(" in m.group(1) and "__shfl" in m.group(2))
+    comments = block_comments(text)
+    survey = _survey(text, names, bool(shufflers))
+    regions = deep_regions(text, survey.triggers, qualifiers, comments)
+    hazards: list[Hazard] = []
     for region in regions:
-        if trigger.search(text, region.open, region.close) is not None:
-            hazards += _body_hazards(text, region, table, shufflers)
+        hazards += _body_hazards(text, region, table, shufflers)
+    hazards += _literal_masks(text, survey.literal_masks, regions, comments)
     hazards += _macro_hazards(macro_lines, text, table)
     hazards += _warp_count_constants(text, table)
-    hazards += _file_scope_hazards(text, table, regions)
+    hazards += _file_scope_hazards(text, table, device_regions(text, qualifiers, comments) if "warpSize" in text
+                                   else regions)
     return _placed(text, hazards)
+
+
+class _Survey(NamedTuple):
+    triggers: list[int]  # positions that need the token-level analysis of their function, in order
+    literal_masks: list[tuple[str, int, int]]  # (builtin, start, end) of literal full masks
+
+
+def _survey(text: str, names: frozenset[str], shuffle_macros: bool) -> _Survey:
+    triggers: list[int] = []
+    literal: list[tuple[str, int, int]] = []
+    shuffles = shuffle_macros
+    for match in _BUILTIN.finditer(text):
+        kind, position = match.group(1), match.start()
+        if position and (text[position - 1].isalnum() or text[position - 1] == "_"):
+            continue  # my__popc: not the builtin
+        if kind in _DEPTH_BUILTINS:
+            triggers.append(position)
+            continue
+        shuffles = shuffles or kind == "shfl"
+        if kind.endswith("_sync") or kind == "syncwarp":
+            after = match.end(1)
+        else:
+            call = _SYNC_CALL.match(text, match.end(1))  # __shfl_down_sync, __reduce_add_sync
+            if call is None:
+                continue  # __shfl / __shfl_down: no mask
+            after = call.end()
+        argument = _LITERAL_ARGUMENT.match(text, after)
+        if argument is not None:
+            literal.append((text[position:after], argument.start(1), argument.end(1)))
+        elif text.startswith("(", after) and _WIDE_LITERAL.match(text, after) is None \
+                and not text.startswith("()", after):
+            triggers.append(position)  # a mask that is not a literal: a variable, a macro, an expression
+    for word in ("warpSize", *names):
+        triggers += _all(text, word)
+    triggers += [p for p in _all(text, "<<") if text[p + 2:p + 3] != "<" and text[p - 1:p] != "<"
+                 and _SHIFTED_ONE.search(text, max(0, p - 4), p)]
+    triggers += [p for p in _all(text, ">>") if _SHIFT_FIVE.match(text, p)]
+    triggers += [p for p in _all(text, "32") if not _word_char(text, p + 2) and (
+                 _NEAR_32.search(text, max(0, p - 4), p) or shuffles and not _word_char(text, p - 1))]
+    triggers += [p for p in _all(text, "31") if not _word_char(text, p + 2) and _NEAR_31.search(text, max(0, p - 4), p)]
+    if "0x1" in text or "0X1" in text:
+        triggers += [m.start() for m in _LANE_MASK_HEX.finditer(text)]
+    if shuffles:
+        triggers += [p for p in _all(text, "16") if not _word_char(text, p - 1) and not _word_char(text, p + 2)]
+    triggers.sort()
+    return _Survey(triggers, literal)
+
+
+def _literal_masks(text: str, masks: list[tuple[str, int, int]], deep: list[Region],
+                   comments: list[tuple[int, int]]) -> list[Hazard]:
+    """``__shfl_down_sync(0xffffffff, ...)`` outside the functions analysed in depth: fixed as there."""
+    found: list[Hazard] = []
+    for name, start, end in masks:
+        if any(r.open <= start <= r.close for r in deep) or _not_code(text, start, comments):
+            continue
+        found.append(Hazard("full-mask-32", start, end, why("full-mask-32", f"{name} given the full 32-lane mask"),
+                            FULL_MASK_64, "wavefront.full-mask-64", (Edit(start, end, FULL_MASK_64),)))
+    return found
 
 
 def tokens_of(text: str, start: int, end: int) -> tuple[list[str], list[int]]:
@@ -83,11 +161,43 @@ def file_facts(text: str) -> tuple[dict[str, Constant], frozenset[str]]:
     return collect(text)
 
 
-@functools.lru_cache(maxsize=64)
-def _trigger(names: frozenset[str]) -> re.Pattern[str]:
-    if not names:
-        return re.compile(_TRIGGER)
-    return re.compile(_TRIGGER + r"|\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+def _word_char(text: str, position: int) -> bool:
+    return 0 <= position < len(text) and (text[position].isalnum() or text[position] in "_.")
+
+
+def _all(text: str, word: str) -> list[int]:
+    found = []
+    position = text.find(word)
+    while position >= 0:
+        found.append(position)
+        position = text.find(word, position + len(word))
+    return found
+
+
+def deep_regions(text: str, triggers: list[int], qualifiers: re.Pattern[str],
+                 comments: list[tuple[int, int]]) -> list[Region]:
+    """The device functions holding a trigger, found from the triggers (not from every function)."""
+    spans = [m.span() for m in qualifiers.finditer(text)]
+    starts = [start for start, _ in spans]
+    regions: list[Region] = []
+    tried: dict[int, Region | None] = {}
+    for position in triggers:
+        if regions and regions[-1].open <= position <= regions[-1].close:
+            continue
+        index = bisect_right(starts, position) - 1
+        while index >= 0:
+            start, end = spans[index]
+            if start not in tried:
+                tried[start] = region_at(text, start, end, comments)
+            region = tried[start]
+            if region is not None and region.open <= position <= region.close:
+                if not regions or regions[-1] != region:
+                    regions.append(region)
+                break
+            if region is not None and region.close < position:
+                break  # regions do not overlap: an earlier one cannot hold it either
+            index -= 1
+    return regions
 
 
 def _body_hazards(text: str, region: Region, table: Mapping[str, Constant],
@@ -96,7 +206,16 @@ def _body_hazards(text: str, region: Region, table: Mapping[str, Constant],
     name, params = _signature(head)
     texts, offsets = tokens_of(text, region.open + 1, region.close)
     body = Body(texts, offsets, table, name, params, shufflers)
-    return mask_hazards(body) + lane_hazards(body) + loop_hazards(body) + size_hazards(body)
+    found: list[Hazard] = []
+    if _MASK_TRIGGER.search(text, region.open, region.close):
+        found += mask_hazards(body)
+    if _LANE_TRIGGER.search(text, region.open, region.close):
+        found += lane_hazards(body)
+    if "__shfl" in text[region.open:region.close] or shufflers:
+        found += loop_hazards(body)
+    if "warpSize" in text[region.open:region.close] or any(table[t].symbol == "warpSize" for t in body.uses if t in table):
+        found += size_hazards(body)
+    return found
 
 
 def _signature(head: list[str]) -> tuple[str, dict[str, tuple[str, ...]]]:
@@ -166,9 +285,7 @@ def _macro_hazards(macro_lines: list[re.Match[str]], blanked: str, table: Mappin
 def _warp_count_constants(blanked: str, table: Mapping[str, Constant]) -> list[Hazard]:
     """``#define NUM_WARPS (BLOCK / 32)``, ``constexpr int kWarps = kThreads / 32``: warps counted for 32 lanes."""
     found: list[Hazard] = []
-    matches = defines(blanked) if "define" in blanked else []
-    if "const" in blanked:
-        matches += declarations(blanked)
+    matches = defines(blanked) + declarations(blanked)
     for match in matches:
         name_group = 1 if match.re is _DEFINE else 2
         if not WARP_COUNT_NAME.search(match.group(name_group)):
@@ -211,8 +328,7 @@ def _file_scope_hazards(blanked: str, table: Mapping[str, Constant], regions: li
 def _placed(text: str, hazards: list[Hazard]) -> list[Hazard]:
     if not hazards:
         return []
-    newlines = [m.start() for m in re.finditer("\n", text)]
     unique: dict[tuple[str, int], Hazard] = {}
     for hazard in hazards:
         unique.setdefault((hazard.kind, hazard.start), hazard)
-    return [h.placed(text, newlines) for h in sorted(unique.values(), key=lambda h: (h.start, h.kind))]
+    return [h.placed(text) for h in sorted(unique.values(), key=lambda h: (h.start, h.kind))]
