@@ -81,6 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     options = build_options(args, clang)
     if not args.no_cache:
         rulecache.enable(rulecache.default_directory())
+        rulecache.load_patterns()  # before the engine's modules compile theirs
+    try:
+        return _run(args, options)
+    finally:
+        if not args.no_cache:
+            rulecache.store_patterns()
+
+
+def _run(args: argparse.Namespace, options: TranslateOptions) -> int:
     if len(args.src) == 1 and args.src[0].is_dir():
         return _tree(args, options)
     missing = [str(p) for p in args.src if not p.is_file()]
@@ -109,7 +118,8 @@ def _tree(args: argparse.Namespace, options: TranslateOptions) -> int:
     print(f"{totals['files']} files, {totals['changed']} changed, {totals['converted_total']} references converted, "
           f"{totals['unconverted_total']} unconverted, {totals['deprecated_total']} deprecated, "
           f"{totals['wavefront_total']} wavefront hazards ({totals['wavefront_fixed']} fixed)")
-    _report(args, tree.to_dict())
+    if args.account or args.print_stats:  # the whole account is costly to build for a large tree
+        _report(args, tree.to_dict())
     return 0
 
 

@@ -106,12 +106,21 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
     seen = prepass(files, src, options)
     base = dataclasses.replace(options, detect_local_definitions=False, wavefront_facts=seen.facts)
     tree = TreeAccount(source=str(src), destination=str(dst))
+    made: set[Path] = {dst}
+    per_names: dict[frozenset[str], TranslateOptions] = {}
     for index, path in enumerate(files, start=1):
         if is_cancelled is not None and is_cancelled():
             break
         relative = path.relative_to(src).as_posix()
         names = seen.keep.get(relative, options.keep_names)
-        entry = _one_file(path, src, dst, dataclasses.replace(base, keep_names=names), tree, seen.texts.pop(relative, None))
+        file_options = per_names.get(names)
+        if file_options is None:
+            file_options = per_names[names] = dataclasses.replace(base, keep_names=names)
+        folder = (dst / relative).parent
+        if folder not in made:  # one mkdir per folder, not per file
+            folder.mkdir(parents=True, exist_ok=True)
+            made.add(folder)
+        entry = _one_file(path, src, dst, file_options, tree, seen.texts.pop(relative, None))
         tree.files.append(entry)
         if log is not None and entry.status != "copied":
             log(_log_line(entry))
@@ -150,8 +159,7 @@ def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree:
               read: tuple[str, bool] | None = None) -> FileAccount:
     relative = path.relative_to(src).as_posix()
     suffix = path.suffix.lower()
-    target = dst / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = dst / relative  # its folder exists (translate_tree makes it)
     if path.is_symlink() and not link_stays_inside(path, src):
         return FileAccount(path=relative, status="skipped",
                            warnings=[f"symbolic link to {os.readlink(path)!r} leaves the tree: not copied"])
