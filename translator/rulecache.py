@@ -94,7 +94,7 @@ def load_patterns() -> int:
     """Put the stored compiled patterns into ``re``'s cache; the number loaded (0 when none or unusable)."""
     path = _patterns_file()
     cache = getattr(re, "_cache", None)
-    if path is None or not isinstance(cache, dict) or sys.version_info[:2] != (3, 11):
+    if path is None or not isinstance(cache, dict) or sys.version_info < (3, 11):
         return 0
     try:
         import _sre
@@ -112,7 +112,7 @@ def store_patterns() -> None:
     """Store the programs of the patterns this process compiled that the file did not have."""
     path = _patterns_file()
     cache = getattr(re, "_cache", None)
-    if path is None or not isinstance(cache, dict) or sys.version_info[:2] != (3, 11):
+    if path is None or not isinstance(cache, dict) or sys.version_info < (3, 11):
         return
     keys = [key for key in list(cache) if isinstance(key, tuple) and len(key) == 3 and key[0] is str]
     if all((pattern, flags) in _loaded_patterns for _, pattern, flags in keys):

@@ -64,13 +64,14 @@ class Body:
 
     def __init__(self, texts: list[str], offsets: list[int], constants: Mapping[str, Constant],
                  name: str = "", param_types: Mapping[str, tuple[str, ...]] | None = None,
-                 shuffle_macros: frozenset[str] = frozenset()) -> None:
+                 shuffle_macros: frozenset[str] = frozenset(), tile_parameter: bool = False) -> None:
         self.t = texts
         self.o = offsets
         self.n = len(texts)
         self.name = name
         self.param_types = dict(param_types or {})
         self.shuffle_macros = shuffle_macros
+        self.tile_parameter = tile_parameter  # a thread_block_tile<32> parameter (cooperative groups)
         self.match, self.enclosing = self._brackets()
         self.defs: list[Def] = []
         self.defs_of: dict[str, list[Def]] = {}

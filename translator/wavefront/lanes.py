@@ -34,9 +34,27 @@ WARP_FIX = "threadIdx.x / warpSize"
 ATOMICS = re.compile(r"^atomic[A-Z]\w*$")
 
 
+RAW_WARP_BUILTINS = frozenset({"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__shfl",
+                               "__shfl_up", "__shfl_down", "__shfl_xor", "__ballot_sync", "__ballot", "__activemask",
+                               "__any_sync", "__all_sync", "__syncwarp", "__match_any_sync", "__match_all_sync"})
+
+
+def tiles_of_32(body: Body) -> bool:
+    """The function works on explicit 32-thread tiles (``tiled_partition<32>``, or a ``thread_block_tile<32>``
+    parameter) and uses no raw warp builtin and no WMMA (whose fragments belong to a hardware wavefront): its
+    ``/ 32`` and ``% 32`` are tile arithmetic, right on any wavefront (cooperative groups give 32 threads)."""
+    tiles = body.tile_parameter or any(
+        token in ("tiled_partition", "thread_block_tile") and body.t[index + 1:index + 4] == ["<", "32", ">"]
+        for index, token in enumerate(body.t[:-3]))
+    return tiles and not any(t in RAW_WARP_BUILTINS or t in body.shuffle_macros or t == "wmma" for t in body.t)
+
+
 def lane_hazards(body: Body) -> list[Hazard]:
     found: list[Hazard] = []
+    tiles = ("tiled_partition" in body.uses or body.tile_parameter) and tiles_of_32(body)
     for index, token in enumerate(body.t):
+        if tiles:
+            break
         if token in ("%", "&", "/", ">>") and index > 0 and _binary(body, index):
             hazard = _arithmetic(body, index)
             if hazard is not None:

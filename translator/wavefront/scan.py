@@ -205,7 +205,8 @@ def _body_hazards(text: str, region: Region, table: Mapping[str, Constant],
     head, _ = tokens_of(text, region.head, region.open)
     name, params = _signature(head)
     texts, offsets = tokens_of(text, region.open + 1, region.close)
-    body = Body(texts, offsets, table, name, params, shufflers)
+    tile = any(head[k:k + 4] == ["thread_block_tile", "<", "32", ">"] for k in range(len(head) - 3))
+    body = Body(texts, offsets, table, name, params, shufflers, tile)
     found: list[Hazard] = []
     if _MASK_TRIGGER.search(text, region.open, region.close):
         found += mask_hazards(body)
