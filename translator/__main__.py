@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,7 +22,8 @@ from translator.options import TranslateOptions
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     ours, clang = normalize_argv(argv)
-    parser = argparse.ArgumentParser(prog="python -m translator", description="Translate CUDA sources to HIP.")
+    parser = argparse.ArgumentParser(prog="python -m translator", description="Translate CUDA sources to HIP.",
+                                     formatter_class=_formatter)
     parser.add_argument("src", type=Path, nargs="+", help="a source tree, or one or more files")
     parser.add_argument("-o", "--output", type=Path, help="destination tree (or file); default: print one file")
     parser.add_argument("--o-dir", type=Path, help="write each translated file into this folder")
@@ -43,6 +45,16 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     for name in FLAG_NAMES:
         parser.add_argument(f"--{name}", action="store_true", help="as hipify-clang")
     return parser.parse_args(ours), clang
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """argparse's own, with the terminal width read here: its default imports shutil (and shutil bz2 and
+    lzma) at every start only to learn that width."""
+    try:
+        width = os.get_terminal_size().columns - 2
+    except OSError:
+        width = 78
+    return argparse.HelpFormatter(prog, width=width)
 
 
 def _exclude_glob(text: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from translator.options import TranslateOptions
 from translator.source import translate_source
-from translator.tree import wavefront_line
+from translator.wavefront.model import log_line as wavefront_line
 
 
 def translate_files(paths: list[Path], options: TranslateOptions, output: Path | None = None,

@@ -181,7 +181,8 @@ def _from_plain(data: object) -> RuleSet | None:
         return None
     _, rules, headers, pattern = data
     try:
-        return RuleSet(rules={name: Rule._make(fields) for name, fields in rules.items()},
+        make = functools.partial(tuple.__new__, Rule)  # a Rule from its fields without Python-level calls
+        return RuleSet(rules=dict(zip(rules, map(make, rules.values()), strict=True)),
                        headers={name: ApiMapping(*fields) for name, fields in headers.items()},
                        identifier_pattern=pattern)
     except (TypeError, AttributeError):

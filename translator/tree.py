@@ -21,7 +21,7 @@ from translator.options import TranslateOptions
 from translator.rules import Target, build_rules
 from translator.source import _Interesting, translate_source
 from translator.wavefront.constants import TreeFacts
-from translator.wavefront.model import HazardData
+from translator.wavefront.model import log_line as wavefront_line
 from translator.wavefront.scan import file_facts
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
@@ -213,7 +213,3 @@ def _log_line(entry: FileAccount) -> str:
     line = f"{entry.status:<10} {entry.path}{name}: {entry.converted_total} converted{unconverted}\n"
     return line + "".join(wavefront_line(entry.path, hazard) for hazard in entry.wavefront)
 
-
-def wavefront_line(path: str, hazard: HazardData) -> str:
-    done = f"fixed [{hazard['rule']}] -> {hazard['fix']}" if hazard["applied"] else f"suggest: {hazard['fix']}"
-    return f"  wavefront {path}:{hazard['line']}: {hazard['kind']}: {hazard['expression']}; {done}\n"

@@ -37,13 +37,9 @@ def blank(text: str) -> str:
 
 def tokenize(blanked: str, start: int = 0, end: int | None = None) -> tuple[list[str], list[int]]:
     """The tokens of ``blanked[start:end]`` and their offsets in ``blanked``."""
-    texts: list[str] = []
-    offsets: list[int] = []
-    for match in _TOKEN.finditer(blanked, start, len(blanked) if end is None else end):
-        token = match.group(1)
-        if token is not None:
-            texts.append(token)
-            offsets.append(match.start(1))
+    spans = [m.span(1) for m in _TOKEN.finditer(blanked, start, len(blanked) if end is None else end)]
+    offsets = [first for first, _ in spans if first >= 0]  # a preprocessor line has no group 1: (-1, -1)
+    texts = [blanked[first:last] for first, last in spans if first >= 0]
     return texts, offsets
 
 

@@ -102,3 +102,9 @@ class Hazard(NamedTuple):  # a tuple: thousands are made on large trees, and tup
 def why(kind: str, detail: str = "") -> str:
     base = KINDS[kind][1]
     return f"{detail}: {base}" if detail else base
+
+
+def log_line(path: str, hazard: HazardData) -> str:
+    """One hazard as the command line and the hipify stage's log print it."""
+    done = f"fixed [{hazard['rule']}] -> {hazard['fix']}" if hazard["applied"] else f"suggest: {hazard['fix']}"
+    return f"  wavefront {path}:{hazard['line']}: {hazard['kind']}: {hazard['expression']}; {done}\n"

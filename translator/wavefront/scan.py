@@ -150,7 +150,10 @@ def _literal_masks(text: str, masks: list[tuple[str, int, int]], deep: list[Regi
 
 def tokens_of(text: str, start: int, end: int) -> tuple[list[str], list[int]]:
     """Tokens of ``text[start:end]`` (comments and literals blanked), with offsets in ``text``."""
-    texts, offsets = tokenize(blank(text[start:end]))
+    piece = text[start:end]
+    if "/" in piece or '"' in piece or "'" in piece:  # else there is no comment or literal to blank
+        piece = blank(piece)
+    texts, offsets = tokenize(piece)
     return texts, [offset + start for offset in offsets]
 
 
