@@ -6,6 +6,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from translator.literals import matching_paren, split_arguments
 from translator.wavefront.body import LANE_NAME, WARP_COUNT_NAME, WARP_NAME, Body, is_identifier, span
 from translator.wavefront.constants import (
     _DEFINE,
@@ -17,6 +18,7 @@ from translator.wavefront.constants import (
     collect,
     declarations,
     defines,
+    evaluate,
 )
 from translator.wavefront.lanes import lane_hazards
 from translator.wavefront.lexer import blank, tokenize
@@ -25,6 +27,7 @@ from translator.wavefront.masks import FULL_MASK_64, mask_hazards
 from translator.wavefront.model import Edit, Hazard, why
 from translator.wavefront.regions import (
     Region,
+    _matching_brace,
     _not_code,
     block_comments,
     device_code_in,
@@ -51,6 +54,9 @@ _NEAR_31 = re.compile(r"(?:&\s*\(?\s*|==\s*)$")
 _SHIFTED_ONE = re.compile(r"(?<![\w.])[12][uU]?\s*$")
 _SHIFT_FIVE = re.compile(r">>\s*\(?\s*5\b")
 _LANE_MASK_HEX = re.compile(r"0[xX]0*1[fF]\b")
+_SHUFFLE_BY_16 = re.compile(r"__shfl\w*\s*\((?:[^;()]|\([^;()]*\))*?,\s*16\s*[,)]")
+_LOOP = re.compile(r"for\s*\(\s*(?:[A-Za-z_][\w:]*\s+){0,3}([A-Za-z_]\w*)\s*=\s*([^;]{1,60}?)\s*;([^;]{0,80});([^;)]{1,60})\)")
+_OFFSET_SHUFFLE = re.compile(r"__shfl_(?:down|up|xor)(_sync)?\s*\(")
 _MASK_TRIGGER = re.compile(r"_sync\b|ballot|activemask|__popc|__ffs|__clz|__brev|<<")
 _LANE_TRIGGER = re.compile(r"[%&/]|>>|==|__shfl")
 _NOT_NAMES = frozenset({"__launch_bounds__", "__attribute__", "alignas", "decltype", "noexcept", "__declspec",
@@ -83,6 +89,8 @@ def scan_source(text: str, facts: TreeFacts = NO_FACTS) -> list[Hazard]:
     for region in regions:
         hazards += _body_hazards(text, region, table, shufflers)
     hazards += _literal_masks(text, survey.literal_masks, regions, comments)
+    if ("__shfl" in text or shufflers) and "for" in text:
+        hazards += _shuffle_loops(text, table, shufflers, comments)
     hazards += _macro_hazards(macro_lines, text, table)
     hazards += _warp_count_constants(text, table)
     hazards += _file_scope_hazards(text, table, device_regions(text, qualifiers, comments) if "warpSize" in text
@@ -125,15 +133,78 @@ def _survey(text: str, names: frozenset[str], shuffle_macros: bool) -> _Survey:
     triggers += [p for p in _all(text, "<<") if text[p + 2:p + 3] != "<" and text[p - 1:p] != "<"
                  and _SHIFTED_ONE.search(text, max(0, p - 4), p)]
     triggers += [p for p in _all(text, ">>") if _SHIFT_FIVE.match(text, p)]
-    triggers += [p for p in _all(text, "32") if not _word_char(text, p + 2) and (
-                 _NEAR_32.search(text, max(0, p - 4), p) or shuffles and not _word_char(text, p - 1))]
-    triggers += [p for p in _all(text, "31") if not _word_char(text, p + 2) and _NEAR_31.search(text, max(0, p - 4), p)]
+    triggers += [p for p in _all(text, "32") if not _word_char(text, p + 2) and _NEAR_32.search(text, max(0, p - 4), p)]
+    triggers += [p for p in _all(text, "31") if not _word_char(text, p + 2) and (  # & 31, == 31, or lane 31
+                 _NEAR_31.search(text, max(0, p - 4), p) or shuffles and not _word_char(text, p - 1))]
     if "0x1" in text or "0X1" in text:
         triggers += [m.start() for m in _LANE_MASK_HEX.finditer(text)]
-    if shuffles:
-        triggers += [p for p in _all(text, "16") if not _word_char(text, p - 1) and not _word_char(text, p + 2)]
+    if shuffles and "16" in text:  # an unrolled ladder: __shfl_xor_sync(m, v, 16) (loops: _shuffle_loops)
+        triggers += [m.start() for m in _SHUFFLE_BY_16.finditer(text)]
+    triggers += _all(text, "[32]") + _all(text, "[33]")  # a per-warp array, if a lane indexes it
     triggers.sort()
     return _Survey(triggers, literal)
+
+
+def _shuffle_loops(text: str, table: Mapping[str, Constant], shufflers: frozenset[str],
+                   comments: list[tuple[int, int]]) -> list[Hazard]:
+    """``for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(m, v, o)``, the commonest reduction, found
+    without tokenizing its function (the token-level analysis finds the same loop, at the same offsets)."""
+    found: list[Hazard] = []
+    for match in _LOOP.finditer(text):
+        start = match.start()
+        if start and _word_char(text, start - 1) or _not_code(text, start, comments):
+            continue
+        variable = match.group(1)
+        fix = _loop_fix(variable, match.group(2), match.group(3), match.group(4), table)
+        if fix and _loop_shuffles_by(text, match.end(), variable, table, shufflers):
+            where = (match.start(1), match.end(2))
+            found.append(Hazard("reduction-offset-16", *where, why("reduction-offset-16"), fix))
+    return found
+
+
+def _loop_fix(variable: str, init: str, condition: str, step: str, table: Mapping[str, Constant]) -> str:
+    start = evaluate(tokenize(init)[0], table)
+    if start is None or start.symbol or start.value is None:
+        return ""
+    step = "".join(step.split())
+    if start.value == 16 and step in (f"{variable}>>=1", f"{variable}/=2", f"{variable}={variable}>>1",
+                                      f"{variable}={variable}/2"):
+        return f"start at warpSize / 2 ({variable} = warpSize / 2)"
+    if start.value == 1 and step in (f"{variable}<<=1", f"{variable}*=2", f"{variable}+={variable}",
+                                     f"{variable}={variable}<<1", f"{variable}={variable}*2"):
+        tokens = tokenize(condition)[0]
+        limit = evaluate(tokens[2:], table) if len(tokens) > 2 and tokens[0] == variable else None
+        if limit is not None and not limit.symbol and (tokens[1], limit.value) in (("<", 32), ("<=", 16)):
+            return f"run while {variable} < warpSize"
+    return ""
+
+
+def _loop_shuffles_by(text: str, after: int, variable: str, table: Mapping[str, Constant],
+                      shufflers: frozenset[str]) -> bool:
+    """Whether the loop body after ``after`` shuffles by ``variable`` with no explicit width of 32 or less."""
+    position = after
+    while position < len(text) and text[position].isspace():
+        position += 1
+    end = _matching_brace(text, position) if text.startswith("{", position) else text.find(";", position)
+    body = text[position:end if end >= 0 else len(text)]
+    for name in shufflers:
+        for call in re.finditer(rf"\b{re.escape(name)}\s*\(([^;]*)", body):
+            if re.search(rf"\b{re.escape(variable)}\b", call.group(1)):
+                return True
+    for call in _OFFSET_SHUFFLE.finditer(body):
+        close = matching_paren(body, call.end() - 1)
+        if close is None:
+            continue
+        arguments = split_arguments(body[call.end():close])
+        offset = 2 if call.group(1) else 1
+        if len(arguments) <= offset or variable not in tokenize(arguments[offset])[0]:
+            continue
+        if len(arguments) == offset + 1:
+            return True
+        width = evaluate(tokenize(arguments[offset + 1])[0], table)
+        if width is not None and (bool(width.symbol) or (width.value or 0) > 32):
+            return True
+    return False
 
 
 def _literal_masks(text: str, masks: list[tuple[str, int, int]], deep: list[Region],
