@@ -87,11 +87,11 @@ class Hazard(NamedTuple):  # a tuple: thousands are made on large trees, and tup
     def wave32(self) -> bool:
         return KINDS[self.kind][2]
 
-    def placed(self, text: str) -> Hazard:
-        """This hazard with its line, column and expression text filled in from ``text``."""
+    def placed(self, text: str, line: int = 0) -> Hazard:
+        """This hazard with its line (counted here unless given), column and expression text from ``text``."""
         line_start = text.rfind("\n", 0, self.start) + 1
         expression = " ".join(text[self.start:self.end].split())[:200]
-        return self._replace(line=text.count("\n", 0, self.start) + 1, column=self.start - line_start,
+        return self._replace(line=line or text.count("\n", 0, self.start) + 1, column=self.start - line_start,
                              expression=expression)
 
     def to_dict(self) -> HazardData:

@@ -155,6 +155,8 @@ def _shuffle_loops(text: str, table: Mapping[str, Constant], shufflers: frozense
         if start and _word_char(text, start - 1) or _not_code(text, start, comments):
             continue
         variable = match.group(1)
+        if not any(op in match.group(4) for op in (">>", "/", "<<", "*", "+=")):
+            continue  # i++, i += stride: not a halving or doubling offset
         fix = _loop_fix(variable, match.group(2), match.group(3), match.group(4), table)
         if fix and _loop_shuffles_by(text, match.end(), variable, table, shufflers):
             where = (match.start(1), match.end(2))
@@ -406,4 +408,10 @@ def _placed(text: str, hazards: list[Hazard]) -> list[Hazard]:
     unique: dict[tuple[str, int], Hazard] = {}
     for hazard in hazards:
         unique.setdefault((hazard.kind, hazard.start), hazard)
-    return [h.placed(text) for h in sorted(unique.values(), key=lambda h: (h.start, h.kind))]
+    placed: list[Hazard] = []
+    line, counted = 1, 0
+    for hazard in sorted(unique.values(), key=lambda h: (h.start, h.kind)):
+        line += text.count("\n", counted, hazard.start)  # newlines counted once, in text order
+        counted = hazard.start
+        placed.append(hazard.placed(text, line))
+    return placed
