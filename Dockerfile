@@ -16,6 +16,9 @@ COPY requirements.txt .
 RUN python3.11 -m venv /venv && /venv/bin/pip install --no-cache-dir -r requirements.txt
 ENV PATH=/venv/bin:$PATH
 COPY . .
+# Bytecode for the product's modules (read even where PYTHONDONTWRITEBYTECODE is set): the translator's
+# command line then starts without recompiling the engine (see ./dev compile_bytecode).
+RUN python3.11 -m compileall -q --invalidation-mode checked-hash translator worker migrator
 RUN scripts/toolchain-root register rocm-6.4-image /var/cache/migrator/toolchains/rocm-6.4-image
 EXPOSE 8000
 CMD ["gunicorn", "-c", "gunicorn.conf.py", "-b", "0.0.0.0:8000"]

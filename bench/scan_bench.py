@@ -1,7 +1,8 @@
-"""Scan-stage benchmark: inventory plus build-file findings over a generated 5,000-file tree.
+"""Scan-stage benchmark: inventory, build-file findings and readiness over a generated 5,000-file tree.
 
 Run: .venv/bin/python bench/scan_bench.py [--files N]
-Prints files/s for inventory, findings and both together (target: 5,000 files in < 10 s on one core).
+Prints files/s for the inventory, the findings and the readiness (the tree translated in memory, with the
+wavefront scan, as the stage does) and all together (target: 5,000 files in < 10 s on one core).
 """
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from translator import TranslateOptions
+from translator.tree import account_tree
 from worker.scanning.findings import scan_build_files
 from worker.scanning.inventory import build_inventory
+from worker.scanning.readiness import summarize
 
 CU = """#include <cuda_runtime.h>
 #include <cublas_v2.h>
@@ -97,12 +101,19 @@ def main() -> None:
         inventory = build_inventory(tree, ("third_party/**",))
         middle = time.perf_counter()
         findings = scan_build_files(tree, ("third_party/**",))
+        found = time.perf_counter()
+        account = account_tree(tree, TranslateOptions(exclude_globs=("third_party/**",)))
+        readiness = summarize(inventory, account)
         finished = time.perf_counter()
-    inventory_s, findings_s, total_s = middle - started, finished - middle, finished - started
+    inventory_s, findings_s, total_s = middle - started, found - middle, finished - started
+    readiness_s = finished - found
     print(f"tree: {inventory.files_total} files, {inventory.lines_total} lines, {len(inventory.kernels)} kernels, "
           f"{len(findings)} findings")
     print(f"inventory: {inventory_s:.2f} s ({inventory.files_total / inventory_s:,.0f} files/s)")
     print(f"findings:  {findings_s:.2f} s ({inventory.files_total / findings_s:,.0f} files/s walked)")
+    print(f"readiness: {readiness_s:.2f} s ({inventory.files_total / readiness_s:,.0f} files/s walked; "
+          f"{readiness.items_total} items, hand work {readiness.hand_work}, "
+          f"{account.totals()['wavefront_total']} wavefront hazards)")
     print(f"together:  {total_s:.2f} s ({inventory.files_total / total_s:,.0f} files/s; target < 10 s for 5,000 files)")
 
 

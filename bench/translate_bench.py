@@ -1,16 +1,25 @@
-"""Translator throughput and start-up, side by side with hipify-perl when available.
+"""Translator speed as users get it, side by side with hipify-perl in one run, on code of our own.
 
-    .venv/bin/python bench/translate_bench.py [--files 1250] [--perl-sample 40] [--rss]
-    HIPIFY_PERL=/path/to/hipify-perl .venv/bin/python bench/translate_bench.py
+    .venv/bin/python bench/translate_bench.py [--files 1250] [--perl PATH] [--rss]
 
-Generates a corpus of realistic CUDA files (>= 200,000 lines by default), pins everything to one
-core, and prints, with the corpus size:
-* what users run: the whole tree through the command line (``python -m translator SRC -o DST``:
-  start-up, walk, read, translate, write, account) against hipify-perl ``-quiet-warnings`` given all
-  files in one process (targets: >= 20x);
-* the engine in process on in-memory strings (target: >= 100x hipify-perl's batch speed);
-* the command line's start-up on a one-kernel file, median of 5 fresh runs (target: < 150 ms);
-* hipify-perl run once per file on a sample, and with --rss the peak RSS for N and 4N files.
+Generates a corpus of realistic CUDA files (each with kernels, a warp reduction and host code; about
+200,000 lines by default), pins everything to one core and prints, with the corpus size:
+* command-line start-up on a one-kernel file (median of 9 fresh processes, CPU and wall) against
+  hipify-perl's, for the product installed three ways: no bytecode at all and Python forbidden to write
+  any (PYTHONDONTWRITEBYTECODE=1), the bytecode ./dev precompiles (read even under
+  PYTHONDONTWRITEBYTECODE=1), and a writable bytecode cache; the rule and pattern caches the command line
+  keeps under $XDG_CACHE_HOME are warm (the first run's figure is printed too). Target: below hipify-perl
+  in each way;
+* the whole tree through the command line (start-up, walk, read, translate, scan, write; CPU time, one
+  core, as every ratio here) against
+  hipify-perl ``-quiet-warnings`` given all files in one process, for 1, 10, 100 and all files (target:
+  >= 20x for the whole corpus, and never slower);
+* the engine in process on in-memory strings, wavefront scan on as users run it (target: >= 100x
+  hipify-perl's batch rate), and off, for comparison;
+* with --rss, the peak RSS for N and 4N files.
+hipify-perl: --perl, $HIPIFY_PERL, or the newest toolchain root's, run with the host's perl (our own
+generated code is not user content). Each product run uses a copy of translator/ in a temporary folder,
+so the bytecode state is the one measured.
 """
 from __future__ import annotations
 
@@ -40,6 +49,12 @@ HEADER = """// {name}: generated benchmark source (cudaMalloc in a comment stays
 
 #define CHECK(call) do {{ cudaError_t err_ = (call); if (err_ != cudaSuccess) {{ \\
     fprintf(stderr, "CUDA error %s at %s:%d\\n", cudaGetErrorString(err_), __FILE__, __LINE__); exit(1); }} }} while (0)
+"""
+REDUCE = """
+__device__ float warp_sum(float v) {{
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffff, v, offset);
+  return v;
+}}
 """
 KERNEL = """
 template <typename T>
@@ -118,7 +133,7 @@ int main() {{
 
 def generate_file(index: int, kernels: int) -> str:
     names = [f"op{index}_{j}" for j in range(kernels)]
-    parts = [HEADER.format(name=f"file{index}.cu")]
+    parts = [HEADER.format(name=f"file{index}.cu"), REDUCE.format()]
     for name in names:
         parts.append(KERNEL.format(k=name))
         parts.append(HOST.format(k=name))
@@ -144,27 +159,124 @@ def pin_to_one_core() -> int:
     return core
 
 
-def builtin_rate(files: list[Path]) -> tuple[float, int, int]:
-    from translator import translate_source
+def builtin_rate(files: list[Path], scan: bool) -> tuple[float, int]:
+    """CPU seconds and lines of the engine in process over ``files`` (read beforehand)."""
+    from translator import TranslateOptions, translate_source
 
+    options = TranslateOptions(wavefront_scan=scan)
     texts = [(str(p), p.read_text()) for p in files]
     lines = sum(t.count("\n") for _, t in texts)
-    warm = time.perf_counter()
-    translate_source(texts[0][1], texts[0][0])  # builds the rule table and compiles the scanner once
-    print(f"first call (rule table + regex compile): {(time.perf_counter() - warm) * 1000:.0f} ms")
+    translate_source(texts[0][1], texts[0][0], options)  # builds the rule table and compiles the scanner once
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        for path, text in texts:
+            translate_source(text, path, options)
+        best = min(best, time.process_time() - started)
+    return best, lines
+
+
+def install_copy(tmp: Path, name: str, bytecode: bool) -> Path:
+    """translator/ copied to tmp/name, with the bytecode ./dev would precompile or none."""
+    target = tmp / name
+    shutil.copytree(ROOT / "translator", target / "translator", ignore=shutil.ignore_patterns("__pycache__"))
+    if bytecode:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+                        str(target / "translator")], check=True, capture_output=True)
+    return target
+
+
+def environment(cache: Path, write_bytecode: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["XDG_CACHE_HOME"] = str(cache)
+    if not write_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    converted = 0
-    for path, text in texts:
-        result = translate_source(text, path)
-        converted += result.account.converted_total + len(result.account.to_dict()["unconverted"])  # type: ignore[arg-type]
-    return time.perf_counter() - started, lines, converted
+    subprocess.run(command, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
-def startup_ms() -> float:
-    code = ("import time; t=time.perf_counter(); from translator.mapping import load_default; load_default(); "
-            "print((time.perf_counter()-t)*1000)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    return float(out.stdout)
+def perl_command(perl: str, core: int, files: list[Path]) -> list[str]:
+    return ["taskset", "-c", str(core), "perl", perl, "-quiet-warnings", *map(str, files)]
+
+
+def ours_command(core: int, src: Path, dst: Path) -> list[str]:
+    return ["taskset", "-c", str(core), sys.executable, "-m", "translator", str(src), "-o", str(dst)]
+
+
+def startup(tmp: Path, core: int, perl: str | None, runs: int = 9) -> None:
+    source = tmp / "tiny.cu"
+    source.write_text("#include <cuda_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+                      "int main() { float* x; cudaMalloc(&x, 4); k<<<1, 1>>>(x); return cudaDeviceSynchronize(); }\n")
+    ways = {"no bytecode, PYTHONDONTWRITEBYTECODE=1": (install_copy(tmp, "bare", False), False),
+            "precompiled (./dev), PYTHONDONTWRITEBYTECODE=1": (install_copy(tmp, "compiled", True), False),
+            "writable bytecode cache": (install_copy(tmp, "writable", False), True)}
+    cache = tmp / "xdg"
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in [*ways, "hipify-perl"]}
+    for name, (where, write) in ways.items():
+        first = timed(ours_command(core, source, tmp / "tiny.hip"), where, environment(cache, write))
+        print(f"start-up, first run ({name}; builds the caches): {first[1] * 1000:.0f} ms CPU, {first[0] * 1000:.0f} ms wall")
+    for _ in range(runs):  # alternating, so a change of machine load hits every way alike
+        for name, (where, write) in ways.items():
+            samples[name].append(timed(ours_command(core, source, tmp / "tiny.hip"), where, environment(cache, write)))
+        if perl:
+            samples["hipify-perl"].append(timed(["taskset", "-c", str(core), "perl", perl, "-quiet-warnings",
+                                                 str(source), f"-o={tmp / 'tiny.perl.hip'}"], tmp))
+    perl_cpu = statistics.median(c for _, c in samples["hipify-perl"]) if perl else None
+    for name, values in samples.items():
+        if not values:
+            continue
+        wall, cpu = statistics.median(w for w, _ in values), statistics.median(c for _, c in values)
+        verdict = "" if perl_cpu is None or name == "hipify-perl" else \
+            f" -> {'below' if cpu < perl_cpu else 'NOT below'} hipify-perl"
+        print(f"start-up, median of {runs} ({name}): {cpu * 1000:.0f} ms CPU, {wall * 1000:.0f} ms wall{verdict}")
+
+
+def tree_sizes(tmp: Path, files: list[Path], core: int, perl: str | None) -> float | None:
+    """The command line on trees of 1, 10, 100 and all files against hipify-perl on the same files;
+    hipify-perl's CPU seconds on all files (None without it)."""
+    perl_cpu: float | None = None
+    where = install_copy(tmp, "tree-install", True)
+    env = environment(tmp / "xdg", write_bytecode=False)
+    timed(ours_command(core, files[0], tmp / "warm.hip"), where, env)  # caches warm, as after a first use
+    for size in sorted({1, 10, 100, len(files)}):
+        if size > len(files):
+            continue
+        chosen = files[:size]
+        src = tmp / f"tree{size}"
+        for path in chosen:
+            (src / path.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, src / path.parent.name / path.name)
+        lines = sum(p.read_text().count("\n") for p in chosen)
+        ours: list[tuple[float, float]] = []
+        theirs: list[tuple[float, float]] = []
+        for round_ in range(3 if size < len(files) else 1):
+            for which in ([0, 1] if round_ % 2 == 0 else [1, 0]):  # alternating order
+                if which == 0:
+                    shutil.rmtree(tmp / f"out{size}", ignore_errors=True)
+                    ours.append(timed(ours_command(core, src, tmp / f"out{size}"), where, env))
+                elif perl:
+                    theirs.append(timed(perl_command(perl, core, sorted(src.rglob("*.cu"))), tmp))
+                    perl_cpu = theirs[-1][1] if size == len(files) else perl_cpu
+        wall, mine = min(ours, key=lambda t: t[1])
+        line = (f"tree of {size} file{'s' if size > 1 else ''} ({lines:,} lines): command line {mine:.2f} s CPU "
+                f"({wall:.2f} s wall) = {lines / mine:,.0f} lines/s")
+        if theirs:
+            their_wall, their_cpu = min(theirs, key=lambda t: t[1])
+            ratio = their_cpu / mine
+            target = 20 if size == len(files) else 1
+            line += (f"; hipify-perl batch {their_cpu:.2f} s CPU ({their_wall:.2f} s wall) = {lines / their_cpu:,.0f} "
+                     f"lines/s; ratio {ratio:.1f}x (target >= {target}x: {'met' if ratio >= target else 'NOT met'})")
+        print(line)
+    return perl_cpu
 
 
 def peak_rss_mb(src: Path, dst: Path) -> float:
@@ -176,90 +288,46 @@ def peak_rss_mb(src: Path, dst: Path) -> float:
     return float(out.stdout)
 
 
-def perl_rate(perl: str, files: list[Path], core: int, out_dir: Path) -> tuple[float, int]:
-    lines = 0
-    started = time.perf_counter()
-    for index, path in enumerate(files):
-        subprocess.run(["taskset", "-c", str(core), "perl", perl, "-quiet-warnings", f"-o={out_dir / f'{index}.cu'}",
-                        str(path)], check=True, capture_output=True)
-        lines += path.read_text().count("\n")
-    return time.perf_counter() - started, lines
-
-
-def perl_batch_rate(perl: str, files: list[Path], core: int) -> tuple[float, int]:
-    """hipify-perl with every file on one command line (its startup paid once; output to stdout)."""
-    lines = sum(path.read_text().count("\n") for path in files)
-    started = time.perf_counter()
-    subprocess.run(["taskset", "-c", str(core), "perl", perl, "-quiet-warnings", *map(str, files)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started, lines
-
-
-def cli_tree_rate(src: Path, dst: Path, core: int) -> float:
-    """Seconds for ``python -m translator SRC -o DST`` on one core, start-up included."""
-    started = time.perf_counter()
-    subprocess.run(["taskset", "-c", str(core), sys.executable, "-m", "translator", str(src), "-o", str(dst)],
-                   cwd=ROOT, check=True, capture_output=True)
-    return time.perf_counter() - started
-
-
-def cli_startup_ms(tmp: Path, core: int, runs: int = 5) -> tuple[float, float]:
-    """Median wall and CPU (user + system) time of the command line on a one-kernel file, in a fresh
-    interpreter each run; CPU time is what a busy shared machine does not inflate."""
-    source = tmp / "tiny.cu"
-    source.write_text("#include <cuda_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
-                      "int main() { float* x; cudaMalloc(&x, 4); k<<<1, 1>>>(x); return cudaDeviceSynchronize(); }\n")
-    walls, cpus = [], []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        subprocess.run(["taskset", "-c", str(core), sys.executable, "-m", "translator", str(source), "-o",
-                        str(tmp / "tiny.hip")], cwd=ROOT, check=True, capture_output=True)
-        walls.append((time.perf_counter() - started) * 1000)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
-    return statistics.median(walls), statistics.median(cpus)
+def find_perl(given: str | None) -> str | None:
+    candidates = [given, os.environ.get("HIPIFY_PERL")]
+    store = Path(os.environ.get("MIGRATOR_TOOLCHAIN_DIR") or "/var/cache/migrator/toolchains")
+    if store.is_dir():
+        candidates += [str(p) for p in sorted(store.glob("*/usr/bin/hipify-perl"), reverse=True)]
+    return next((c for c in candidates if c and Path(c).is_file()), None)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=1250, help="N for the corpus")
-    parser.add_argument("--perl-sample", type=int, default=40, help="files given to hipify-perl one by one (0: all)")
+    parser.add_argument("--perl", help="hipify-perl to compare with (default: $HIPIFY_PERL or a toolchain root's)")
     parser.add_argument("--rss", action="store_true", help="also measure peak RSS for N and 4N files")
     args = parser.parse_args()
     core = pin_to_one_core()
-    perl = os.environ.get("HIPIFY_PERL")
+    perl = find_perl(args.perl) if shutil.which("perl") and shutil.which("taskset") else None
+    print(f"load average at start: {os.getloadavg()[0]:.2f}; Python {sys.version.split()[0]}; "
+          f"hipify-perl: {perl or 'not found (set HIPIFY_PERL)'}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         total_lines = generate_corpus(tmp / "corpus", args.files)
         files = sorted((tmp / "corpus").rglob("*.cu"))
         size = sum(p.stat().st_size for p in files)
         print(f"corpus: {len(files)} files, {total_lines:,} lines, {size / 1e6:.1f} MB (everything on core {core})")
-        print(f"start-up (import + load mapping DB, fresh interpreter): {startup_ms():.1f} ms")
-        wall, cpu = cli_startup_ms(tmp, core)
-        print(f"command line on a one-kernel file, median of 5: {wall:.0f} ms wall, {cpu:.0f} ms CPU (target < 150 ms)")
-        seconds, lines, refs = builtin_rate(files)
+        startup(tmp, core, perl)
+        perl_cpu = tree_sizes(tmp, files, core, perl)
+        seconds, lines = builtin_rate(files, scan=True)
+        off_seconds, _ = builtin_rate(files, scan=False)
         engine = lines / seconds
-        print(f"engine in process: {lines:,} lines in {seconds:.2f} s = {engine:,.0f} lines/s ({refs} references accounted)")
-        tree_s = cli_tree_rate(tmp / "corpus", tmp / "tree_out", core)
-        tree = total_lines / tree_s
-        print(f"whole tree, command line (walk, read, translate, write, account): {tree_s:.2f} s = {tree:,.0f} lines/s")
-        if perl and shutil.which("taskset"):
-            batch_s, batch_lines = perl_batch_rate(perl, files, core)
-            batch = batch_lines / batch_s
-            print(f"hipify-perl -quiet-warnings, all {len(files)} files in one process: {batch_s:.2f} s = {batch:,.0f} lines/s")
-            print(f"ratio whole tree / hipify-perl batch: {tree / batch:.1f}x (target >= 20x)")
-            print(f"ratio engine in process / hipify-perl batch: {engine / batch:.1f}x (target >= 100x)")
-            sample = files if args.perl_sample == 0 else files[:: max(1, len(files) // args.perl_sample)]
-            (tmp / "perl").mkdir()
-            perl_s, perl_lines = perl_rate(perl, sample, core, tmp / "perl")
-            print(f"hipify-perl one run per file ({len(sample)} files): {perl_lines / perl_s:,.0f} lines/s")
-        else:
-            print("hipify-perl: not measured (set HIPIFY_PERL=/path/to/hipify-perl)")
+        print(f"engine in process, wavefront scan on: {lines:,} lines in {seconds:.2f} s CPU = {engine:,.0f} lines/s "
+              f"(scan off: {lines / off_seconds:,.0f} lines/s)")
+        if perl_cpu:
+            batch = total_lines / perl_cpu
+            print(f"hipify-perl batch, all files: {perl_cpu:.2f} s CPU = {batch:,.0f} lines/s; engine in process / hipify-perl: "
+                  f"{engine / batch:.1f}x (target >= 100x: {'met' if engine / batch >= 100 else 'NOT met'})")
         if args.rss:
             generate_corpus(tmp / "big", args.files * 4, seed=8)
             print(f"peak RSS translate_tree N={args.files}: {peak_rss_mb(tmp / 'corpus', tmp / 'o1'):.1f} MB; "
                   f"4N={args.files * 4}: {peak_rss_mb(tmp / 'big', tmp / 'o2'):.1f} MB")
+        print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

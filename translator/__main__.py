@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,7 +22,8 @@ from translator.options import TranslateOptions
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     ours, clang = normalize_argv(argv)
-    parser = argparse.ArgumentParser(prog="python -m translator", description="Translate CUDA sources to HIP.")
+    parser = argparse.ArgumentParser(prog="python -m translator", description="Translate CUDA sources to HIP.",
+                                     formatter_class=_formatter)
     parser.add_argument("src", type=Path, nargs="+", help="a source tree, or one or more files")
     parser.add_argument("-o", "--output", type=Path, help="destination tree (or file); default: print one file")
     parser.add_argument("--o-dir", type=Path, help="write each translated file into this folder")
@@ -42,9 +44,23 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--account", type=Path, help="write the full JSON account here")
     parser.add_argument("--print-stats", action="store_true", help="print the account summary to stderr")
     parser.add_argument("--no-cache", action="store_true", help="do not keep built rule tables on disk")
+    parser.add_argument("--disable-fix-rule", action="append", default=[], metavar="RULE",
+                        help="a wavefront fix rule not to apply, e.g. wavefront.full-mask-64 (repeatable)")
+    parser.add_argument("--no-wavefront-scan", action="store_true",
+                        help="do not look for code that assumes 32-lane warps")
     for name in FLAG_NAMES:
         parser.add_argument(f"--{name}", action="store_true", help="as hipify-clang")
     return parser.parse_args(ours), clang
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """argparse's own, with the terminal width read here: its default imports shutil (and shutil bz2 and
+    lzma) at every start only to learn that width."""
+    try:
+        width = os.get_terminal_size().columns - 2
+    except OSError:
+        width = 78
+    return argparse.HelpFormatter(prog, width=width)
 
 
 def _exclude_glob(text: str) -> str:
@@ -63,6 +79,7 @@ def build_options(args: argparse.Namespace, clang: list[str]) -> TranslateOption
         exclude_globs=tuple(args.exclude) if args.exclude is not None else DEFAULT_EXCLUDES,
         translate_strings=not args.keep_strings, declared_names=_declared(args.declared_names),
         hipify_spelling=args.header_layout == "hipify",
+        disabled_rules=frozenset(args.disable_fix_rule), wavefront_scan=not args.no_wavefront_scan,
     )
     if args.cuda_version:
         base = dataclasses.replace(base, assumed_cuda_version=args.cuda_version)
@@ -85,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     options = build_options(args, clang)
     if not args.no_cache:
         rulecache.enable(rulecache.default_directory())
+        rulecache.load_patterns()  # before the engine's modules compile theirs
+    try:
+        return _run(args, options)
+    finally:
+        if not args.no_cache:
+            rulecache.store_patterns()
+
+
+def _run(args: argparse.Namespace, options: TranslateOptions) -> int:
     if len(args.src) == 1 and args.src[0].is_dir():
         return _tree(args, options)
     missing = [str(p) for p in args.src if not p.is_file()]
@@ -111,8 +137,10 @@ def _tree(args: argparse.Namespace, options: TranslateOptions) -> int:
     tree = translate_tree(args.src[0], destination, options, log=lambda line: print(line, end=""))
     totals = tree.totals()
     print(f"{totals['files']} files, {totals['changed']} changed, {totals['converted_total']} references converted, "
-          f"{totals['unconverted_total']} unconverted, {totals['deprecated_total']} deprecated")
-    _report(args, tree.to_dict())
+          f"{totals['unconverted_total']} unconverted, {totals['deprecated_total']} deprecated, "
+          f"{totals['wavefront_total']} wavefront hazards ({totals['wavefront_fixed']} fixed)")
+    if args.account or args.print_stats:  # the whole account is costly to build for a large tree
+        _report(args, tree.to_dict())
     return 0
 
 

@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from translator.handwork import HandWorkData
+    from translator.wavefront.model import HazardData
 
 
 class Finding(TypedDict):
@@ -36,6 +40,10 @@ class AccountTotals(TypedDict):
     cuda_like_total: int
     warnings_total: int
     rewrites: dict[str, int]  # rule id -> rewrites and notes of translator.rewrites
+    wavefront_total: int  # code that assumes 32-lane warps (translator/wavefront)
+    wavefront_fixed: int  # of which the translation fixed
+    wavefront_by_kind: dict[str, int]
+    hand_work_by_kind: dict[str, int]  # inline-ptx, tensor-cores: sites the translation left
 
 
 class TreeAccountData(TypedDict):
@@ -66,6 +74,8 @@ class FileAccount:
     status: str = "translated"  # translated, unchanged, copied, skipped, failed
     rewrites: list[RewriteNote] = field(default_factory=list)  # translator.rewrites: rule, line, why
     port_sections: list[str] = field(default_factory=list)  # hip_port/cuda_port.h sections the file needs
+    wavefront: list[HazardData] = field(default_factory=list)  # wave-size hazards, at original lines
+    hand_work: list[HandWorkData] = field(default_factory=list)  # inline PTX and WMMA the translation left
 
     @property
     def converted_total(self) -> int:
@@ -80,6 +90,8 @@ class FileAccount:
             data["unconverted"] = self.unconverted[:max_findings]
             data["deprecated"] = self.deprecated[:max_findings]
             data["cuda_like"] = self.cuda_like[:max_findings]
+            data["wavefront"] = self.wavefront[:max_findings]
+            data["hand_work"] = self.hand_work[:max_findings]
         return data
 
 
@@ -87,7 +99,8 @@ def _interesting(entry: FileAccount) -> bool:
     """Worth a row in the compact stage data: changed, skipped, failed, or with findings."""
     if entry.status in ("translated", "skipped", "failed"):
         return True
-    return bool(entry.unconverted or entry.deprecated or entry.warnings or entry.rewrites)
+    return bool(entry.unconverted or entry.deprecated or entry.warnings or entry.rewrites or entry.wavefront
+                or entry.hand_work)
 
 
 @dataclass
@@ -108,6 +121,7 @@ class TreeAccount:
             statuses[item.status] += 1
         unconverted = Counter(f["name"] for item in self.files for f in item.unconverted)
         rewrites = Counter(note["rule"] for item in self.files for note in item.rewrites)
+        hazards = [hazard for item in self.files for hazard in item.wavefront]
         return AccountTotals(
             files=len(self.files),
             by_status=dict(sorted(statuses.items())),
@@ -120,6 +134,10 @@ class TreeAccount:
             cuda_like_total=sum(len(f.cuda_like) for f in self.files),
             warnings_total=sum(len(f.warnings) for f in self.files) + len(self.warnings),
             rewrites=dict(sorted(rewrites.items())),
+            wavefront_total=len(hazards),
+            wavefront_fixed=sum(1 for hazard in hazards if hazard["applied"]),
+            wavefront_by_kind=dict(Counter(hazard["kind"] for hazard in hazards).most_common()),
+            hand_work_by_kind=dict(Counter(site["kind"] for item in self.files for site in item.hand_work)),
         )
 
     def to_dict(self, max_findings: int | None = None, only_interesting: bool = False) -> TreeAccountData:

@@ -7,6 +7,7 @@ from pathlib import Path
 from translator.options import TranslateOptions
 from translator.rewrites.port import PORT_HEADER, project_license, render
 from translator.source import translate_source
+from translator.wavefront.model import log_line as wavefront_line
 
 
 def translate_files(paths: list[Path], options: TranslateOptions, output: Path | None = None,
@@ -25,6 +26,8 @@ def translate_files(paths: list[Path], options: TranslateOptions, output: Path |
             output.write_text(result.text, errors="surrogateescape")
         else:
             sys.stdout.write(result.text)
+        for hazard in result.account.wavefront:  # stdout may carry the translation: hazards go to stderr
+            sys.stderr.write(wavefront_line(str(path), hazard))
         accounts.append(result.account.to_dict())
         sections.update(result.account.port_sections)
     folder = out_dir or (output.parent if output is not None else None)

@@ -4,9 +4,12 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from translator.globs import DEFAULT_EXCLUDES
+
+if TYPE_CHECKING:
+    from translator.wavefront.constants import TreeFacts
 
 DEFAULT_HIP_VERSION = "6.4"  # the toolchain root's HIP; a run passes its own
 
@@ -36,6 +39,9 @@ class TranslateOptions:
         headers (``<hipblas.h>``), ``struct hipGraphicsResource``, and HIPIFY's own latest HIP in the version
         arguments it adds (``hipGetProcAddress(..., 603, ...)`` at the recorded HIPIFY commit).
     port_header: the include path of ``hip_port/cuda_port.h`` from this file (``translate_tree`` sets it).
+    wavefront_scan: look for code that assumes 32-lane warps (``translator/wavefront``), report it in the
+        account and apply its certain fixes, except those whose rule is in ``disabled_rules``.
+    wavefront_facts: the constants and device macros of the rest of the tree (``translate_tree`` sets it).
     """
 
     launch_style: Literal["chevron", "ggl"] = "chevron"
@@ -58,6 +64,9 @@ class TranslateOptions:
     max_unconverted_listed: int = 1000
     port_header: str = "hip_port/cuda_port.h"  # how this file includes the rewrites' helper header
     hipify_spelling: bool = False  # --header-layout hipify: spell what is written as hipify-clang does
+    wavefront_scan: bool = True
+    disabled_rules: frozenset[str] = field(default_factory=frozenset)  # fix rule ids not to apply
+    wavefront_facts: TreeFacts | None = None
 
     def resolved_hip_version(self) -> tuple[int, ...]:
         return parse_version(self.target_hip_version or DEFAULT_HIP_VERSION)

@@ -43,7 +43,7 @@ class Target:
                    hip_data_types=options.use_hip_data_types)
 
 
-class Rule(NamedTuple):  # a tuple: thousands of them pickle and load fast (translator.rulecache)
+class Rule(NamedTuple):  # a tuple: thousands of them are stored and loaded fast (translator.rulecache)
     replacement: str | None  # None: leave the CUDA name and report it
     family: str
     reason: str  # why not converted ("" when converted)
@@ -162,12 +162,31 @@ def build_rules(target: Target, db: MappingDB | None = None) -> RuleSet:
     if db is not None:
         return _build(target, db)
     key = cached_rules_key(target)
-    found = rulecache.load(key)
-    if isinstance(found, RuleSet):
+    found = _from_plain(rulecache.load(key))
+    if found is not None:
         return found
     ruleset = _build(target, load_default())
-    rulecache.store(key, ruleset)
+    rulecache.store(key, _to_plain(ruleset))
     return ruleset
+
+
+def _to_plain(ruleset: RuleSet) -> tuple[object, ...]:
+    """The rule table as tuples and dicts (what ``marshal`` stores)."""
+    headers = {name: tuple(getattr(mapping, f) for f in ApiMapping.__slots__) for name, mapping in ruleset.headers.items()}
+    return ("rules-1", {name: tuple(rule) for name, rule in ruleset.rules.items()}, headers, ruleset.identifier_pattern)
+
+
+def _from_plain(data: object) -> RuleSet | None:
+    if not (isinstance(data, tuple) and len(data) == 4 and data[0] == "rules-1"):
+        return None
+    _, rules, headers, pattern = data
+    try:
+        make = functools.partial(tuple.__new__, Rule)  # a Rule from its fields without Python-level calls
+        return RuleSet(rules=dict(zip(rules, map(make, rules.values()), strict=True)),
+                       headers={name: ApiMapping(*fields) for name, fields in headers.items()},
+                       identifier_pattern=pattern)
+    except (TypeError, AttributeError):
+        return None
 
 
 def cached_rules_key(target: Target) -> str:

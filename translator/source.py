@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from translator import calls, conditionals, guards, launch, rewrites
+from translator import calls, conditionals, guards, handwork, launch, rewrites
 from translator.account import FileAccount, Finding
 from translator.includes import RUNTIME_HEADER, IncludeState, insert_runtime_include, rewrite_include
 from translator.localdefs import defined_names
 from translator.mapping import load_default
 from translator.options import TranslateOptions
 from translator.rules import CUDA_LIKE, Rule, RuleSet, Target, build_rules
+from translator.wavefront.translation import prepare as prepare_wavefront
 
 # One match = uninteresting text (possessively skipped, no Python work) + one token.
 # Words are consumed whole, so a candidate never starts inside a word (mycudaMalloc stays).
@@ -122,6 +124,8 @@ class _Scan:
 def translate_source(text: str, path: str = "", options: TranslateOptions | None = None) -> FileTranslation:
     """Translate ``text`` (the contents of ``path``, used to resolve local includes)."""
     options = options or TranslateOptions()
+    original = text
+    text, hazards = prepare_wavefront(text, options)  # wave-size fixes first: they keep every line
     target = Target.of(options)
     ruleset = build_rules(target)
     account = FileAccount(path=path)
@@ -140,7 +144,9 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     out = rewrites.after(out, text, port)
     _account_rewrites(account, port)
     account.kept_local = sorted(scan.kept)
-    account.changed = out != text
+    account.wavefront = hazards
+    account.hand_work = handwork.left(out, original)
+    account.changed = out != original
     account.status = "translated" if account.changed else "unchanged"
     return FileTranslation(text=out, account=account)
 
@@ -170,6 +176,9 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     skipped = _skipped_regions(text, versions, options)
     target = scan.target
     call_names = calls.load_tables().wanted(target.roc, target.miopen) if calls.MARK not in text else frozenset()
+    plain = _plain_conversions(ruleset, call_names)
+    converted: Counter[str] = Counter()  # by name, for the plain conversions (families added at the end)
+    keep = scan.keep
     pieces: list[str] = []
     cursor = 0
     for match in token_regex(ruleset.identifier_pattern).finditer(text):
@@ -181,8 +190,12 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             continue
         token = text[start:end]
         if kind == "ident":
-            new = _identifier(text, token, start, end, scan, call_names,
-                              options.struct_tags and not options.hipify_spelling)
+            new = plain.get(token) if token not in keep and token not in scan.hold else None
+            if new is not None:  # the common case, without the per-name bookkeeping below
+                converted[token] += 1
+            else:
+                new = _identifier(text, token, start, end, scan, call_names,
+                                  options.struct_tags and not options.hipify_spelling)
         elif kind == "string":
             if not options.translate_strings or ("cu" not in token and "CU" not in token):
                 continue
@@ -202,7 +215,29 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             pieces.append(new)
             cursor = end
     pieces.append(text[cursor:])
+    for name, count in converted.items():
+        rule = ruleset.rules[name]
+        scan.account.converted[rule.family] += count
+        scan.needs_runtime = scan.needs_runtime or rule.needs_runtime
     return "".join(pieces)
+
+
+_PLAIN: dict[tuple[int, frozenset[str]], dict[str, str]] = {}
+
+
+def _plain_conversions(ruleset: RuleSet, call_names: frozenset[str]) -> dict[str, str]:
+    """CUDA name -> HIP name for the rules that only rename: nothing to report, no call to rewrite, no
+    struct tag. Kept per rule table (tables are cached, so their identity is stable)."""
+    key = (id(ruleset.rules), call_names)
+    found = _PLAIN.get(key)
+    if found is None:
+        if len(_PLAIN) > 32:
+            _PLAIN.clear()
+        found = {name: rule.replacement for name, rule in ruleset.rules.items()
+                 if rule.replacement is not None and rule.replacement != name and not rule.cuda_status
+                 and name not in call_names and rule.replacement not in STRUCT_TAGS and name != "cub"}
+        _PLAIN[key] = found
+    return found
 
 
 def _identifier(text: str, token: str, start: int, end: int, scan: _Scan, call_names: frozenset[str],

@@ -10,6 +10,7 @@ import dataclasses
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
@@ -21,9 +22,13 @@ from translator.rewrites import without_replaced_definitions
 from translator.rewrites.port import PORT_HEADER, project_license, render
 from translator.rules import Target, build_rules
 from translator.source import _Interesting, translate_source
+from translator.wavefront.constants import TreeFacts
+from translator.wavefront.model import log_line as wavefront_line
+from translator.wavefront.scan import file_facts
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
 CXX_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".tpp"})
+TEXTS_KEPT_BYTES = 256 << 20  # source texts kept from the pre-pass for the translation (beyond: read again)
 Progress = Callable[[int, int], None]
 Log = Callable[[str], None]
 
@@ -45,19 +50,42 @@ def read_text(path: Path) -> tuple[str, bool]:
         return data.decode("utf-8", "surrogateescape"), False
 
 
+@dataclass
+class Prepass:
+    """What the whole tree tells each file: the project's own definitions it sees (by relative path),
+    the constants and device macros of the tree (for the wavefront scan), and the source texts read."""
+
+    keep: dict[str, frozenset[str]]
+    facts: TreeFacts
+    texts: dict[str, tuple[str, bool]] = field(default_factory=dict)
+
+
 def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> dict[str, frozenset[str]]:
     """Per source file (relative path): the CUDA names defined by it or by the project files it includes."""
+    return prepass(files, src, options).keep
+
+
+def prepass(files: list[Path], src: Path, options: TranslateOptions) -> Prepass:
+    """Read every source file once: includes, the project's definitions, the wavefront facts."""
     ruleset = build_rules(Target.of(options))
     interesting = _Interesting(ruleset.rules)
     defined: dict[str, set[str]] = {}
     includes: dict[str, list[str]] = {}
+    texts: dict[str, tuple[str, bool]] = {}
+    facts = []
+    kept_bytes = 0
     for path in files:
         relative = path.relative_to(src).as_posix()
         if path.suffix.lower() in CUDA_SUFFIXES | CXX_SUFFIXES and not path.is_symlink():
-            text = read_text(path)[0]
+            text, utf8 = read_text(path)
             includes[relative] = included_names(text)
             if not is_excluded(relative, options.exclude_globs):
                 defined[relative] = defined_names(without_replaced_definitions(text), interesting)
+                if options.wavefront_scan:
+                    facts.append(file_facts(text))
+                if kept_bytes < TEXTS_KEPT_BYTES:  # the translation reads it from here, not from disk again
+                    texts[relative] = (text, utf8)
+                    kept_bytes += len(text)
     graph = IncludeGraph(includes)
     visible: dict[str, frozenset[str]] = {}
     for relative in includes:
@@ -65,7 +93,7 @@ def project_definitions(files: list[Path], src: Path, options: TranslateOptions)
         for seen in graph.visible(relative):
             names |= defined.get(seen, set())
         visible[relative] = frozenset(names)
-    return visible
+    return Prepass(visible, TreeFacts.of(facts), texts)
 
 
 def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None, progress: Progress | None = None,
@@ -77,16 +105,25 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
     files = walk(src)
-    keep = project_definitions(files, src, options)
-    base = dataclasses.replace(options, detect_local_definitions=False)
+    seen = prepass(files, src, options)
+    base = dataclasses.replace(options, detect_local_definitions=False, wavefront_facts=seen.facts)
     tree = TreeAccount(source=str(src), destination=str(dst))
+    made: set[Path] = {dst}
+    per_names: dict[tuple[frozenset[str], str], TranslateOptions] = {}
     for index, path in enumerate(files, start=1):
         if is_cancelled is not None and is_cancelled():
             break
         relative = path.relative_to(src).as_posix()
-        names = keep.get(relative, options.keep_names)
+        names = seen.keep.get(relative, options.keep_names)
         port = os.path.relpath(PORT_HEADER, os.path.dirname(relative) or ".")
-        entry = _one_file(path, src, dst, dataclasses.replace(base, keep_names=names, port_header=port), tree)
+        file_options = per_names.get((names, port))
+        if file_options is None:
+            file_options = per_names[(names, port)] = dataclasses.replace(base, keep_names=names, port_header=port)
+        folder = (dst / relative).parent
+        if folder not in made:  # one mkdir per folder, not per file
+            folder.mkdir(parents=True, exist_ok=True)
+            made.add(folder)
+        entry = _one_file(path, src, dst, file_options, tree, seen.texts.pop(relative, None))
         tree.files.append(entry)
         if log is not None and entry.status != "copied":
             log(_log_line(entry))
@@ -111,11 +148,37 @@ def write_port_header(src: Path, dst: Path, files: list[Path], tree: TreeAccount
     tree.port_header = PORT_HEADER
 
 
-def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree: TreeAccount) -> FileAccount:
+def account_tree(src: Path, options: TranslateOptions | None = None,
+                 is_cancelled: Callable[[], bool] | None = None) -> TreeAccount:
+    """The account ``translate_tree`` would give, translating in memory and writing nothing (what the
+    scan needs to know what a translation leaves behind)."""
+    options = options or TranslateOptions()
+    src = Path(src)
+    files = walk(src)
+    seen = prepass(files, src, options)
+    base = dataclasses.replace(options, detect_local_definitions=False, wavefront_facts=seen.facts)
+    tree = TreeAccount(source=str(src), destination="")
+    for path in files:
+        if is_cancelled is not None and is_cancelled():
+            break
+        relative = path.relative_to(src).as_posix()
+        if path.is_symlink() or path.suffix.lower() not in CUDA_SUFFIXES | CXX_SUFFIXES \
+                or is_excluded(relative, options.exclude_globs):
+            continue
+        kept = seen.texts.pop(relative, None)
+        text = kept[0] if kept is not None else read_text(path)[0]
+        names = seen.keep.get(relative, options.keep_names)
+        entry = translate_source(text, str(path), dataclasses.replace(base, keep_names=names)).account
+        entry.path = relative
+        tree.files.append(entry)
+    return tree
+
+
+def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree: TreeAccount,
+              read: tuple[str, bool] | None = None) -> FileAccount:
     relative = path.relative_to(src).as_posix()
     suffix = path.suffix.lower()
-    target = dst / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = dst / relative  # its folder exists (translate_tree makes it)
     if path.is_symlink() and not link_stays_inside(path, src):
         return FileAccount(path=relative, status="skipped",
                            warnings=[f"symbolic link to {os.readlink(path)!r} leaves the tree: not copied"])
@@ -125,7 +188,7 @@ def _one_file(path: Path, src: Path, dst: Path, options: TranslateOptions, tree:
     if is_excluded(relative, options.exclude_globs):
         _copy(path, target)
         return FileAccount(path=relative, status="skipped")
-    text, utf8 = read_text(path)
+    text, utf8 = read if read is not None else read_text(path)
     result = translate_source(text, str(path), options)
     entry = result.account
     entry.path = relative
@@ -166,4 +229,6 @@ def _log_line(entry: FileAccount) -> str:
         return f"skip  {entry.path} ({entry.warnings[0] if entry.warnings else 'excluded'})\n"
     unconverted = f", {len(entry.unconverted)} unconverted" if entry.unconverted else ""
     name = f" -> {entry.renamed_to}" if entry.renamed_to else ""
-    return f"{entry.status:<10} {entry.path}{name}: {entry.converted_total} converted{unconverted}\n"
+    line = f"{entry.status:<10} {entry.path}{name}: {entry.converted_total} converted{unconverted}\n"
+    return line + "".join(wavefront_line(entry.path, hazard) for hazard in entry.wavefront)
+

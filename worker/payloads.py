@@ -21,7 +21,7 @@ __all__ = [
     "AccountTotals", "BuildUnitData", "CheckData", "ClassificationData", "CompileData", "DiagnosticData",
     "FetchData", "FileData", "FixData", "HipifyData", "JsonObject", "LinkData", "LinkProblemData",
     "LinkTargetData", "NotApplicableData", "ProjectBuildData", "ProjectKindData", "PythonScanData",
-    "ReferenceData", "ScanData", "ScanFindingData", "SmokeData",
+    "ReferenceData", "ScanData", "ScanFindingData", "SmokeData", "WavefrontHazardData",
 ]
 
 JsonObject = dict[str, object]
@@ -60,6 +60,27 @@ class ScanFindingData(TypedDict):
     fixable: bool
 
 
+class WavefrontHazardData(TypedDict):
+    """Code that assumes 32-lane warps (``translator/wavefront``), at the original file and line.
+
+    ``rule`` names the fix rule when the fix is certain ("" for a suggestion); ``fix`` is what it writes
+    or what to do. In the scan's data ``applied`` says the translation will apply it with the run's
+    settings (the builtin engine, the rule not in ``disabled_fix_rules``); in the hipify stage's, that
+    it did. ``wave32``: also wrong (or rejected by HIP 7) on 32-lane targets such as gfx1100.
+    """
+
+    file: str
+    line: int
+    column: int
+    kind: str
+    expression: str
+    why: str
+    wave32: bool
+    rule: str
+    fix: str
+    applied: bool
+
+
 class ProjectKindData(TypedDict):
     kind: str  # cuda-cpp, pytorch-extension, python-app, mixed, other
     reason: str
@@ -91,6 +112,9 @@ class ScanData(PythonScanData, total=False):
     findings_by_rule: dict[str, int]
     readiness: JsonObject  # ``Readiness.to_dict()``: translatable_share, hand_work, rocm_libraries_needed, ...
     project_kind: ProjectKindData
+    wavefront_hazards: list[WavefrontHazardData]  # every hazard (up to WAVEFRONT_IN_DATA)
+    wavefront_total: int
+    wavefront_by_kind: dict[str, int]
     artifact: str  # workspace-relative path of the full scan.json
 
 
@@ -111,6 +135,7 @@ class HipifyData(TreeAccountData, total=False):
     notebook_slugs: list[str]
     build_fixes: list[FixData]  # build-file fixes and, for PyTorch projects, the Python/config fixes
     generated_files: list[str]  # names of the files written from the scan's generated_files
+    wavefront_hazards: list[WavefrontHazardData]  # every hazard the translation found, ``applied`` when fixed
 
 
 class DiagnosticData(TypedDict):

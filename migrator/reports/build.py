@@ -24,6 +24,7 @@ from migrator.reports.sections import (
     link_section,
     smoke_section,
     translation_section,
+    wavefront_section,
 )
 
 __all__ = ["build_report", "previous_run", "render_markdown"]
@@ -94,6 +95,7 @@ def _core(run: Run) -> JsonDict:
         ],
         "translation": translation_section(data.get("hipify", {})),
         "findings": findings_section(data.get("scan", {})),
+        "wavefront": wavefront_section(data.get("hipify", {}), data.get("scan", {})),
         "build_fixes": build_fixes_section(data.get("hipify", {})),
         "compile": compile_section(data.get("compile", {})),
         "link": link_section(data.get("link", {})),

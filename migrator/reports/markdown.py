@@ -138,12 +138,40 @@ def _findings(report: JsonDict) -> str:
     readiness = as_dict(f.get("readiness"))
     share = as_float(readiness.get("translatable_share"))
     if share is not None:
-        body += f"\n\n**Readiness:** {share:.0%} of {as_int(readiness.get('references_total'))} CUDA references translatable"
+        left = as_dict(readiness.get("hand_work_by_kind"))
+        kinds = ", ".join(f"{as_int(n)} {_HAND_WORK_WORDS.get(str(k), str(k))}" for k, n in left.items())
+        body += (f"\n\n**Readiness:** {share:.0%} of {as_int(readiness.get('items_total'))} items translate automatically "
+                 f"({as_int(readiness.get('references_total'))} CUDA references, inline-PTX, WMMA and wave-size sites); "
+                 f"hand work {as_int(readiness.get('hand_work'))}" + (f" ({kinds})" if kinds else ""))
         needed = as_list(readiness.get("rocm_libraries_needed"))
         body += f"; ROCm libraries needed: {', '.join(code(x) for x in needed)}" if needed else ""
     title = (f"Build-file findings: {as_int(f.get('total'))} ({as_int(severity.get('error'))} errors, "
              f"{as_int(severity.get('warning'))} warnings, {as_int(f.get('fixable'))} fixable)")
     return details(title, body)
+
+
+_HAND_WORK_WORDS = {"api": "API references", "inline-ptx": "inline PTX", "tensor-cores": "WMMA", "wavefront": "wave-size"}
+TOP_HAZARDS = 40
+
+
+def _wavefront(report: JsonDict) -> str:
+    w = as_dict(report.get("wavefront"))
+    if not w or not as_int(w.get("total")):
+        return ""
+    kinds = as_dict(w.get("by_kind"))
+    body = table(["Kind", "Found", "Fixed", "Suggested"],
+                 [[code(kind), str(as_int(as_dict(n).get("total"))), str(as_int(as_dict(n).get("fixed"))),
+                   str(as_int(as_dict(n).get("suggested")))] for kind, n in kinds.items()])
+    hazards = as_dicts(w.get("hazards"))
+    rows = [[f"{code(h.get('file'))}:{as_int(h.get('line'))}", code(h.get("kind")), code(h.get("expression")),
+             (f"fixed {code(h.get('rule'))}: {code(h.get('fix'))}" if h.get("applied") else f"suggested: {cell(h.get('fix'))}")]
+            for h in hazards[:TOP_HAZARDS]]
+    body += "\n\n" + table(["Where", "Kind", "Code", "Fix"], rows)
+    if len(hazards) > TOP_HAZARDS:
+        body += f"\n\n… {len(hazards) - TOP_HAZARDS} more in the JSON report."
+    title = (f"Wavefront hazards (code that assumes 32-lane warps; gfx90a/gfx942 run 64): {as_int(w.get('total'))}, "
+             f"{as_int(w.get('fixed'))} fixed automatically, {as_int(w.get('suggested'))} to check by hand")
+    return details(title, body, open_=as_int(w.get("suggested")) > 0)
 
 
 def _fixes(report: JsonDict) -> str:
@@ -216,7 +244,7 @@ def _notebook(report: JsonDict) -> str:
     return details(f"Error notebook matches: {len(matches)}", table(["Stage", "Entry", "Matched line"], rows), open_=True)
 
 
-SECTIONS = (_comparison, _translation, _findings, _fixes, _compile, _link, _smoke, _notebook)
+SECTIONS = (_comparison, _translation, _findings, _wavefront, _fixes, _compile, _link, _smoke, _notebook)
 
 
 def render_markdown(report: JsonDict, limit: int = GITHUB_COMMENT_LIMIT) -> str:

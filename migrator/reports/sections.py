@@ -111,12 +111,44 @@ def findings_section(scan: JsonDict) -> JsonDict | None:
         "readiness": {
             "translatable_share": as_float(readiness.get("translatable_share")),
             "references_total": as_int(readiness.get("references_total")),
+            "items_total": as_int(readiness.get("items_total") or readiness.get("references_total")),
             "hand_work": as_int(readiness.get("hand_work")),
+            "hand_work_by_kind": counts(readiness.get("hand_work_by_kind")),
+            "automatic_by_kind": counts(readiness.get("automatic_by_kind")),
             "hand_work_apis": counts(readiness.get("hand_work_apis")),
             "rocm_libraries_needed": [as_str(x, 60) for x in as_list(readiness.get("rocm_libraries_needed"))],
             "constructs": {str(k): as_str(v, 200) for k, v in as_dict(readiness.get("constructs")).items()},
         },
     }
+
+
+def _hazard_row(item: JsonDict) -> JsonDict:
+    return {
+        "file": as_str(item.get("file"), 300), "line": as_int(item.get("line")), "kind": as_str(item.get("kind"), 40),
+        "expression": as_str(item.get("expression"), 200), "rule": as_str(item.get("rule"), 60),
+        "fix": as_str(item.get("fix"), 300), "applied": bool(item.get("applied")), "wave32": bool(item.get("wave32")),
+        "why": as_str(item.get("why"), 400),
+    }
+
+
+def wavefront_section(hipify: JsonDict, scan: JsonDict) -> JsonDict | None:
+    """Code that assumes 32-lane warps: counts per kind and every hazard, with the fix applied or suggested.
+
+    From the hipify stage (what the translation applied) when it ran, else from the scan (what it will apply)."""
+    source = "translation" if "wavefront_hazards" in hipify else "scan"
+    data = hipify if source == "translation" else scan
+    if "wavefront_hazards" not in data:
+        return None
+    hazards = [_hazard_row(item) for item in as_dicts(data.get("wavefront_hazards"))]
+    by_kind: dict[str, dict[str, int]] = {}
+    for hazard in hazards:
+        kind = by_kind.setdefault(str(hazard["kind"]), {"total": 0, "fixed": 0, "suggested": 0})
+        kind["total"] += 1
+        kind["fixed" if hazard["applied"] else "suggested"] += 1
+    fixed = sum(1 for h in hazards if h["applied"])
+    return {"source": source, "total": len(hazards), "fixed": fixed, "suggested": len(hazards) - fixed,
+            "by_kind": dict(sorted(by_kind.items(), key=lambda item: (-item[1]["total"], item[0]))),
+            "hazards": hazards}
 
 
 def build_fixes_section(hipify: JsonDict) -> list[JsonDict]:

@@ -5,6 +5,8 @@
 - Rewrites of constructs without a one-to-one HIP counterpart (``translator.rewrites``): with their
   rule id, on the side the account names (the original's line, or the translated one's for fixes made
   after the scan).
+- Wavefront hazards (code that assumes 32-lane warps) and the inline PTX / WMMA the translation
+  left (hipify account): on the original side, at their line, with the fix applied or suggested.
 - Build-file fixes the hipify stage applied: on the translated (right) side, with their rule.
 - Compile diagnostics: on the translated (right) side, at the compiler's line.
 
@@ -23,6 +25,8 @@ KIND_DEPRECATED = "deprecated"
 KIND_FIX = "fix"
 KIND_REWRITE = "rewrite"
 KIND_DIAGNOSTIC = "diagnostic"
+KIND_WAVEFRONT = "wavefront"
+KIND_HAND_WORK = "hand-work"
 
 
 def file_annotations(run: Run, tree: ReviewTree, pair: FilePair) -> list[Annotation]:
@@ -51,7 +55,27 @@ def translation_notes(entries: list[JsonDict], original_path: str) -> list[Annot
               f"rewrite [{f.get('rule', '?')}]: {f.get('message', '')}")
         for f in _findings(entry.get("rewrites"))
     ]
+    notes += [_wavefront_note(h) for h in _findings(entry.get("wavefront"))]
+    notes += [
+        _note("left", site.get("line"), KIND_HAND_WORK, "warning", f"hand work [{site.get('kind', '?')}]: left as "
+              "written; " + ("rewrite it with HIP builtins or AMDGCN assembly" if site.get("kind") == "inline-ptx"
+                             else "port it to rocWMMA or MFMA builtins"))
+        for site in _findings(entry.get("hand_work"))
+    ]
     return notes
+
+
+def _wavefront_note(hazard: JsonDict) -> Annotation:
+    """A wave-size hazard: what is wrong on 64-lane wavefronts and the fix the translation applied or suggests."""
+    kind = str(hazard.get("kind", "?"))
+    where = "also on wave32; " if hazard.get("wave32") else ""
+    if hazard.get("applied"):
+        return _note("left", hazard.get("line"), KIND_WAVEFRONT, "info",
+                     f"wavefront [{kind}] fixed [{hazard.get('rule', '')}]: {hazard.get('expression', '')} → "
+                     f"{hazard.get('fix', '')} ({where}{hazard.get('why', '')})")
+    return _note("left", hazard.get("line"), KIND_WAVEFRONT, "warning",
+                 f"wavefront [{kind}]: {hazard.get('expression', '')}: {where}{hazard.get('why', '')}. "
+                 f"Suggested: {hazard.get('fix', '')}")
 
 
 def fix_notes(fixes: list[JsonDict], translated_path: str) -> list[Annotation]:

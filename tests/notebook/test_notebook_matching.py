@@ -31,7 +31,7 @@ def test_a_passed_translation_with_unconverted_names_is_worth_matching() -> None
     entry = FileAccount(path="a.cu", unconverted=[{"name": "cudaThing", "line": 1, "column": 0, "reason": "unsupported"}])
     account = TreeAccount(source="source", destination="hip", files=[entry])
     data = HipifyData(**account.to_dict(), account_artifact="translation.json", notebook_slugs=["hipify-unconverted"],
-                      build_fixes=[], generated_files=[])
+                      build_fixes=[], generated_files=[], wavefront_hazards=[])
     assert worth_matching(Stage(name="hipify", state=StageState.PASSED, data=dict(data)))
     clean = TreeAccount(source="source", destination="hip").to_dict()  # the account alone, as HipifyData's base
     assert not worth_matching(Stage(name="hipify", state=StageState.PASSED, data=dict(clean)))

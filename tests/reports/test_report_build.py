@@ -43,9 +43,19 @@ def test_it_reports_the_scan_and_translation_of_a_real_run(only_stages: Callable
     assert hipify["build_fixes"] and report["build_fixes"] == [  # what hipify fixed in the translated copy
         {key: fix[key] for key in ("rule_id", "file", "line", "before", "after")} for fix in hipify["build_fixes"]]
     assert report["comparison"] is None and report["notebook_matches"] == []
+    wavefront = report["wavefront"]  # __shfl_sync(0xffffffff, ...): a 32-bit full mask, fixed by the translation
+    assert (wavefront["source"], wavefront["total"], wavefront["fixed"]) == ("translation", 1, 1)
+    assert wavefront["by_kind"] == {"full-mask-32": {"total": 1, "fixed": 1, "suggested": 0}}
+    [hazard] = wavefront["hazards"]
+    assert hazard["file"] == "src/vadd.cu" and hazard["rule"] == "wavefront.full-mask-64" and hazard["applied"]
+    assert hazard["line"] == SHFL_CU.splitlines().index(next(x for x in SHFL_CU.splitlines() if "__shfl_sync" in x)) + 1
+    readiness = findings["readiness"]
+    assert readiness["items_total"] == readiness["references_total"] + 1  # the hazard is an item too
+    assert readiness["automatic_by_kind"]["wavefront"] == 1
     json.dumps(report)  # the JSON export must serialise as is
     markdown = render_markdown(report)
     assert "<details>" in markdown and "`__shfl_sync`" in markdown and f"/runs/{run.pk}/report" in markdown
+    assert "Wavefront hazards" in markdown and "fixed `wavefront.full-mask-64`" in markdown
 
 
 def test_it_compares_with_the_previous_run_of_the_project(only_stages: Callable[..., None], project: Project) -> None:

@@ -33,8 +33,10 @@ def test_it_only_counts_cuda_prefixed_api_names() -> None:
         "cudaMalloc": 1, "NCCL_DEBUG": 1, "CUBLAS_OP_N": 1, "nvtxRangePop": 1}
 
 
-def test_it_notes_inline_ptx_and_warp_size_assumptions() -> None:
-    text = 'asm volatile("bar.sync 0;");\nunsigned m = __activemask();\nint v = __shfl_xor_sync(0xffffffff, x, 1);\n'
+def test_it_notes_inline_ptx_and_tensor_cores_but_leaves_warp_size_to_the_wavefront_scan() -> None:
+    text = ('asm volatile("bar.sync 0;");\nunsigned m = __activemask();\nint v = __shfl_xor_sync(0xffffffff, x, 1);\n'
+            "wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc; wmma::fill_fragment(acc, 0.f);\n"
+            "// asm(\"in a comment\") and wmma::mma_sync in prose\n")
     refs = scan_source("w.cu", text)
-    assert dict(refs.constructs) == {"inline-ptx": 1, "warp-size-32": 2}
-    assert [site.line for site in refs.construct_sites] == [1, 2, 3]
+    assert dict(refs.constructs) == {"inline-ptx": 1, "tensor-cores": 1}
+    assert [(site.name, site.line) for site in refs.construct_sites] == [("inline-ptx", 1), ("tensor-cores", 4)]

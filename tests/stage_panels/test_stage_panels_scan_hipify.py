@@ -40,10 +40,17 @@ def test_scan_panel_shows_the_inventory_and_readiness(alice_client: Client, tran
     apis = panel[panel.index('id="scan-apis"'):panel.index('id="scan-constructs"')]
     assert "<td>CUDA runtime</td>" in apis  # API use by library
     assert apis.index("<code>cudaMalloc</code>") < apis.index("<code>cudaGetErrorString</code>") < apis.index("<code>cudaFooBar</code>")
-    assert "inline-ptx" in panel and "warp-size-32" in panel  # no automatic path
+    constructs = panel[panel.index('id="scan-constructs"'):panel.index('id="scan-wavefront"')]
+    assert "inline-ptx" in constructs and "<code>src/graph.cu:6</code>" in constructs  # no automatic path
+    wavefront = panel[panel.index('id="scan-wavefront"'):panel.index('id="scan-build"')]
+    assert "<code>src/graph.cu:5</code>" in wavefront and "<code>full-mask-32</code>" in wavefront
+    assert "auto-fix" in wavefront and "0xffffffffffffffffull" in wavefront
     assert "<code>CMakeLists.txt</code>" in panel and "<code>requirements.txt</code>" in panel
     readiness = panel[panel.index('id="scan-readiness"'):panel.index("CUDA-bearing files")]
     assert "%" in readiness and "<code>cudaFooBar</code>" in readiness  # share and hand work
+    data = translated_run.stages.get(name="scan").data["readiness"]
+    hand = readiness[readiness.index('id="scan-hand-work"'):]
+    assert f"<strong>{data['hand_work']}</strong>" in hand and "inline-ptx 1" in hand  # the same list as the constructs
 
 
 def test_scan_panel_groups_findings_by_severity_then_file(alice_client: Client, translated_run: Run) -> None:
@@ -94,6 +101,9 @@ def test_hipify_panel_lists_the_applied_build_file_fixes(alice_client: Client, t
     assert '<code class="before">cuda_add_executable(vadd src/vadd.cu)</code>' in fixes
     assert '<code class="after">add_executable(vadd src/vadd.cu)\nset_source_files_properties(src/vadd.cu PROPERTIES LANGUAGE HIP)</code>' in fixes
     assert '<code class="after">RUN hipcc --version</code>' in fixes
+    assert "1 found, 1 fixed automatically" in panel[panel.index('id="hipify-wavefront"'):]
+    hazards = panel[panel.index('id="hipify-wavefront-hazards"'):panel.index('id="hipify-files"')]
+    assert "<code>src/graph.cu:5</code>" in hazards and "wavefront.full-mask-64" in hazards
 
 
 def test_hostile_file_names_and_code_are_escaped(alice_client: Client, translated_run: Run) -> None:

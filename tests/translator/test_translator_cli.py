@@ -9,6 +9,7 @@ import pytest
 from translator.__main__ import main
 from translator.hipify_compat import normalize_argv, parse_flags, to_options
 
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = """#include <cuda_runtime.h>
 #include <cublas_v2.h>
 __global__ void k(float* x) {}
@@ -93,18 +94,50 @@ def test_exclude_globs_follow_gitignore_rules_and_a_bad_one_is_refused(
 
 
 def test_the_command_line_keeps_rule_tables_on_disk(tmp_path: Path) -> None:
+    import marshal
+
     from translator import rulecache
     from translator.mapping import load_default
     from translator.options import TranslateOptions
-    from translator.rules import Target, _build, cached_rules_key
+    from translator.rules import Target, _build, _from_plain, cached_rules_key
 
     (tmp_path / "a.cu").write_text(SOURCE)
     # a target no other test builds, so this process has not cached its table in memory yet
     assert main([str(tmp_path / "a.cu"), "-o", str(tmp_path / "a.hip"), "-miopen", "--target-hip-version", "6.1"]) == 0
-    stored = list(rulecache.default_directory().glob("*.pickle"))
+    stored = [p for p in rulecache.default_directory().glob("*.marshal") if not p.name.startswith("patterns-")]
     assert len(stored) == 1
     target = Target.of(TranslateOptions(miopen=True, target_hip_version="6.1"))
-    assert rulecache.load(cached_rules_key(target)) == _build(target, load_default())
-    stored[0].write_bytes(b"not a pickle")
+    assert _from_plain(rulecache.load(cached_rules_key(target))) == _build(target, load_default())
+    stored[0].write_bytes(b"not marshal data")
     assert rulecache.load(cached_rules_key(target)) is None  # rebuilt by the caller, never trusted
+    stored[0].write_bytes(marshal.dumps(("rules-0", {}, {}, "")))
+    assert _from_plain(rulecache.load(cached_rules_key(target))) is None  # another layout: rebuilt too
     assert rulecache.load(cached_rules_key(Target.of(TranslateOptions(roc_libraries=True)))) is None
+
+
+def test_the_command_line_keeps_compiled_patterns_and_reuses_them(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    from translator import rulecache
+
+    (tmp_path / "a.cu").write_text(SOURCE)
+    command = [sys.executable, "-m", "translator", str(tmp_path / "a.cu")]
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    first = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+    [patterns] = (tmp_path / "cache" / "migrator" / "translator").glob("patterns-*.marshal")
+    second = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+    assert first == second and "hipMalloc" in first
+    rulecache.enable(patterns.parent)
+    saved = dict(re._cache)  # type: ignore[attr-defined]
+    try:
+        re._cache.clear()  # type: ignore[attr-defined]
+        assert rulecache.load_patterns() > 10
+        entry = next(key for key in re._cache if key[0] is str)  # type: ignore[attr-defined]
+        assert re.compile(entry[1], entry[2]) is re._cache[entry]  # type: ignore[attr-defined]
+        patterns.write_bytes(b"garbage")
+        assert rulecache.load_patterns() == 0  # unreadable: nothing loaded, nothing raised
+    finally:
+        re._cache.clear()  # type: ignore[attr-defined]
+        re._cache.update(saved)  # type: ignore[attr-defined]

@@ -129,3 +129,21 @@ def test_it_parses_hipify_clang_statistics_by_type() -> None:
     assert account.converted == {"memory": 3, "kernel-launch": 1, "header": 1}
     assert account.unconverted == [
         {"name": "cudaDeviceFlushGPUDirectRDMAWrites", "line": 7, "column": 3, "reason": "unsupported"}]
+
+
+def test_the_stage_applies_the_wavefront_fixes_and_lists_every_hazard(tmp_path: Path) -> None:
+    ctx, logs, _ = make_context(tmp_path, disabled_fix_rules=["wavefront.popcll-ballot"])
+    (ctx.workspace.source / "src" / "vote.cu").write_text(
+        "__global__ void vote(const int* x, int* out) {\n"
+        "  unsigned m = __ballot_sync(0xffffffff, x[threadIdx.x] > 0);\n"
+        "  out[blockIdx.x] = __popc(m);\n}\n")
+    result = hipify.run(ctx)
+    assert result.outcome == "passed", result.summary
+    rows = [(h["file"], h["line"], h["kind"], h["rule"], h["applied"]) for h in result.data["wavefront_hazards"]]
+    assert rows == [("src/vote.cu", 2, "ballot-32bit", "wavefront.widen-ballot", True),
+                    ("src/vote.cu", 2, "full-mask-32", "wavefront.full-mask-64", True),
+                    ("src/vote.cu", 3, "popc-ballot", "wavefront.popcll-ballot", False)]
+    out = (ctx.workspace.hip / "src" / "vote.cu").read_text()
+    assert "unsigned long long m = __ballot_sync(0xffffffffffffffffull," in out and "__popc(m)" in out
+    assert result.data["totals"]["wavefront_fixed"] == 2
+    assert any("wavefront src/vote.cu:3: popc-ballot" in line for line in logs)

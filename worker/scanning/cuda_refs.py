@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from translator import handwork
 from worker.scanning.libraries import HEADER_LIBRARIES
 
 # The leading character class (instead of \b) lets the regex engine skip ahead quickly: ~7x faster.
@@ -29,18 +30,14 @@ _LAUNCH_CALL = re.compile(r"\b(cudaLaunchKernel|cudaLaunchCooperativeKernel|cuLa
 _INCLUDE = re.compile(r"#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]")
 _NAMESPACES = re.compile(r"\b(thrust|cub|cooperative_groups|nvcuda::wmma|wmma)::")
 _NAMESPACE_HINTS = ("thrust::", "cub::", "cooperative_groups::", "wmma::")
+# Inline PTX and tensor cores are found by the translator's own detector (translator.handwork), the one the
+# translation account uses for what it leaves, so the scan's counts and the readiness agree; code that
+# assumes 32-lane warps is the wavefront scan's (translator.wavefront), in the readiness.
 _CONSTRUCTS = {
-    "inline-ptx": re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\("),
-    "warp-size-32": re.compile(
-        r"__(?:shfl(?:_up|_down|_xor)?_sync\s*\(\s*0x[fF]{8}\b|ballot_sync\s*\(|activemask\s*\(\s*\)"
-        r"|(?:match_any|match_all|reduce_\w+)_sync\s*\(|syncwarp\s*\()"
-    ),
-    "tensor-cores": re.compile(r"\b(?:nvcuda::)?wmma::|\bmma\.sync\b"),
     "texture-objects": re.compile(r"\btex[123]D\w*\s*<|\bsurf[123]D\w*\s*\("),
 }
 # A construct's regex runs only when one of its hint substrings occurs (a cheap pre-check).
-_CONSTRUCT_HINTS = {"inline-ptx": ("asm",), "warp-size-32": ("_sync", "__activemask"), "tensor-cores": ("mma",),
-                    "texture-objects": ("tex1D", "tex2D", "tex3D", "surf1D", "surf2D", "surf3D")}
+_CONSTRUCT_HINTS = {"texture-objects": ("tex1D", "tex2D", "tex3D", "surf1D", "surf2D", "surf3D")}
 _NAMESPACE_LIBRARY = {"thrust": "Thrust", "cub": "CUB", "cooperative_groups": "cooperative groups",
                       "nvcuda::wmma": "WMMA", "wmma": "WMMA"}
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -151,4 +148,7 @@ def scan_source(rel: str, text: str) -> SourceRefs:
         for m in pattern.finditer(text):
             refs.constructs[name] += 1
             refs.construct_sites.append(Location(name, rel, _line_of(text, m.start())))
+    for kind, line, _ in handwork.sites(text):
+        refs.constructs[kind] += 1
+        refs.construct_sites.append(Location(kind, rel, line))
     return refs

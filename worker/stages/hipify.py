@@ -6,7 +6,8 @@ Inputs: ``ctx.workspace.source`` (never modified) and the hipify settings
 Outputs: ``ctx.workspace.hip``, a full copy of the source with CUDA-bearing files
 translated (written on the root side: no sandbox ever writes it); ``records/translation.json`` with
 the full account; stage data with the run totals and compact per-file entries (at most
-``MAX_LISTED`` unconverted names each).
+``MAX_LISTED`` unconverted names each), and ``wavefront_hazards``: every wave-size hazard at its original
+file and line, ``applied`` when fixed (the fix rules in ``disabled_fix_rules`` are not applied).
 Failure modes: no source tree; an external engine (hipify-perl/hipify-clang) that is not in the
 chosen toolchain root (Debian's roots have hipify-perl, not hipify-clang; a host copy is never used), or
 fails on any file (the summary gives the count); PyTorch's hipify failing or no sandbox. Every engine
@@ -29,7 +30,7 @@ from translator.torch_hipify import TorchHipifyError
 from translator.tree import CUDA_SUFFIXES, CXX_SUFFIXES, walk
 from worker.contained import write_record
 from worker.context import StageContext, StageResult
-from worker.payloads import FixData, HipifyData
+from worker.payloads import FixData, HipifyData, WavefrontHazardData
 from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
 from worker.stages.engine_tree import copy_into, copy_source, engine_sandbox
@@ -59,6 +60,7 @@ def options_from(ctx: StageContext) -> TranslateOptions:
         exclude_globs=tuple(settings.exclude_globs),
         target_hip_version=settings.target_hip_version or toolchain.hip_version,
         declared_names=declared,
+        disabled_rules=frozenset(settings.disabled_fix_rules),  # wavefront.* fix rules opted out
     )
 
 
@@ -131,8 +133,13 @@ def _data(ctx: StageContext, account: TreeAccount, fixes: list[FixData], generat
         **account.to_dict(max_findings=MAX_LISTED, only_interesting=True),
         account_artifact=artifact.relative_to(ctx.workspace.records).as_posix(),
         notebook_slugs=["hipify-unconverted"] if account.totals()["unconverted_total"] else [],
-        build_fixes=fixes, generated_files=generated,
+        build_fixes=fixes, generated_files=generated, wavefront_hazards=wavefront_rows(account),
     )
+
+
+def wavefront_rows(account: TreeAccount) -> list[WavefrontHazardData]:
+    """Every wave-size hazard of the translation, with its original file and line, ``applied`` when fixed."""
+    return [WavefrontHazardData(file=entry.path, **hazard) for entry in account.files for hazard in entry.wavefront]
 
 
 def external_engine(toolchain: Toolchain, name: str) -> str | None:

@@ -109,6 +109,11 @@ def _unavailable(ctx: StageContext) -> tuple[ToolchainRoot | None, Path | None, 
     return root, package, root_python_problem(root)
 
 
+def torch_engine_problem(ctx: StageContext) -> str:
+    """Why PyTorch's hipify cannot translate this run's extensions here ('' when it can)."""
+    return _unavailable(ctx)[2]
+
+
 def run_torch_engine(ctx: StageContext) -> TreeAccount | None:
     """The account of PyTorch's hipify, or None (logged) when it cannot run here.
 
