@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # models load only once pytest-django has set Django up
 
     from migrator.accounts.models import Team
     from migrator.projects.models import Project, Run
+    from worker.context import Workspace
 
 T = TypeVar("T")
 
@@ -67,6 +68,14 @@ def make_tar_gz(files: Mapping[str, str | bytes], top: str = "demo") -> bytes:
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
+
+
+def make_build_dir(workspace: Workspace) -> None:
+    """What compile and link would leave for smoke to run in: the build folder, on the run's work volume."""
+    from worker.toolchain.work import open_work
+
+    with open_work(workspace):
+        workspace.build.mkdir(parents=True, exist_ok=True)
 
 
 def pipeline_run(project: Project, files: Mapping[str, str | bytes]) -> Run:

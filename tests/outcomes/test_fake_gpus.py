@@ -24,6 +24,7 @@ from migrator.projects.verdict import FAKE_GPU, run_verdict
 from migrator.projects.workspaces import workspace_for
 from migrator.reports.build import build_report, render_markdown
 from migrator.reports.posting import post_run_status
+from tests.conftest import make_build_dir
 from tests.reports.fake_host import FakeHost
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +80,7 @@ def test_a_smoke_run_on_a_fake_gpu_is_labelled_in_every_output(
     ProjectIntegration.objects.create(project=project, host_token="tok", host_api_url=host.url, repository="acme/demo")
     archive = actions.store_archive(project, io.BytesIO(cuda_archive), "demo.tar.gz", None)
     run = actions.create_run(project, user=None, archive=archive, pr_url="https://github.com/acme/demo/pull/3", commit_sha=SHA)
-    workspace_for(run.pk).build.mkdir(parents=True)  # what link would leave; the smoke command runs there
+    make_build_dir(workspace_for(run.pk))  # what link would leave; the smoke command runs there
     run = run_sync(run)
     smoke = run.stages.get(name="smoke")
     assert smoke.state == "passed" and smoke.summary.startswith("[fake GPU] exit 0")

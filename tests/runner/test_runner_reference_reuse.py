@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import make_build_dir
 from tests.runner.logged_context import LoggedContext
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
@@ -19,7 +20,7 @@ PIN = "c" * 64
 def _smoke_ctx(tmp_path: Path, run_id: int, **settings: object) -> LoggedContext:
     workspace = Workspace(tmp_path / "run")
     workspace.ensure()
-    workspace.build.mkdir(parents=True, exist_ok=True)
+    make_build_dir(workspace)
     return LoggedContext(run_id=run_id, project_id=1, workspace=workspace, settings=ProjectSettings.from_dict(settings),
                          cache_dir=tmp_path / "cache", source_spec={"kind": "archive", "sha256": PIN})
 

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import make_build_dir
 from tests.markers import requires_nvcc
 from tests.runner.logged_context import LoggedContext
 from worker.context import StageCancelled, StageContext, Workspace
@@ -21,7 +22,7 @@ def _isolated_locks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def _ctx(tmp_path: Path, **settings: object) -> LoggedContext:
     workspace = Workspace(tmp_path / "run")
     workspace.ensure()
-    workspace.build.mkdir(parents=True)
+    make_build_dir(workspace)
     return LoggedContext(
         run_id=1, project_id=1, workspace=workspace, settings=ProjectSettings.from_dict(settings),
         cache_dir=tmp_path / "cache", source_spec={},

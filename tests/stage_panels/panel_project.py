@@ -20,7 +20,7 @@ GRAPH_CU = """#include <cuda_runtime.h>
 __global__ void reduce(float* x) {
   float v = x[threadIdx.x];
   v += __shfl_down_sync(0xffffffff, v, 16);
-  asm volatile("membar.gl;");
+  asm volatile("brkpt;");  // no HIP spelling: left as hand work
   x[threadIdx.x] = v;
 }
 

@@ -12,7 +12,7 @@ from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import execute_reference, run_sync
 from migrator.projects.models import Run, Stage
 from migrator.projects.workspaces import workspace_for
-from tests.conftest import VADD_CU
+from tests.conftest import VADD_CU, make_build_dir
 from tests.markers import requires_nvcc
 from tests.stage_panels.panel_project import HOSTILE_TEXT, assert_no_raw_hostile, panel_of, stage_page, start_run
 
@@ -25,7 +25,7 @@ SUM_CHECK = {"kind": "text", "pattern": "sum = 42"}
 def _smoke_run(team_user: tuple[User, Team], settings: dict[str, object], with_reference: bool = False) -> Run:
     """fetch, then smoke in this process on a fake gfx90a (the build directory stands in for compile and link)."""
     run = start_run(team_user, {"src/vadd.cu": VADD_CU}, settings)
-    workspace_for(run.pk).build.mkdir(parents=True)
+    make_build_dir(workspace_for(run.pk))
 
     def after(stage: Stage) -> None:
         if stage.name == "fetch" and with_reference:
