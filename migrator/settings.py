@@ -119,6 +119,7 @@ INSTALLED_APPS = [
     "migrator.integrations",
     "migrator.api",
     "migrator.review",
+    "migrator.dependencies",
 ]
 
 MIDDLEWARE = [
@@ -236,6 +237,10 @@ MIGRATOR_REPUBLISH_GRACE_S = env_int(
 MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, minimum=1)
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
 MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
+# Dependency resolves (queue "deps"): the time limit of one resolve, and how long a result is reused
+# before the next run that asks for it resolves again (indexes gain releases).
+MIGRATOR_DEPS_TIMEOUT_S = env_int("MIGRATOR_DEPS_TIMEOUT_S", 600, minimum=10)
+MIGRATOR_DEPS_CACHE_DAYS = env_int("MIGRATOR_DEPS_CACHE_DAYS", 7, minimum=0)
 
 # Stages an operator switched off (e.g. a web-only host); they are recorded as not available.
 MIGRATOR_DISABLED_STAGES = env_list("MIGRATOR_DISABLED_STAGES", [])
@@ -257,7 +262,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis redelivers unacked messages after the visibility timeout: it must exceed the longest hard limit.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": MIGRATOR_STAGE_HARD_LIMIT_S + 600}
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_QUEUES = (Queue("cpu"), Queue("hooks"), Queue("rocm"), Queue("cuda"))  # type: ignore[no-untyped-call]
+# "deps": dependency resolves, served by a worker of their own so a long resolve never holds a compile slot.
+CELERY_TASK_QUEUES = (Queue("cpu"), Queue("hooks"), Queue("rocm"), Queue("cuda"), Queue("deps"))  # type: ignore[no-untyped-call]
 CELERY_TASK_SOFT_TIME_LIMIT = MIGRATOR_STAGE_SOFT_LIMIT_S
 CELERY_TASK_TIME_LIMIT = MIGRATOR_STAGE_HARD_LIMIT_S
 CELERY_WORKER_SEND_TASK_EVENTS = False
@@ -269,6 +275,8 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-stale-deliveries": {
         "task": "integrations.requeue_stale_deliveries", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S),
     },
+    # Dependency resolves whose worker died or whose message was lost (the dependencies app's own task).
+    "sweep-dependency-resolves": {"task": "dependencies.sweep", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S)},
 }
 
 CACHE_URL = env_str("MIGRATOR_CACHE_URL", "") or redis_url_next_db(REDIS_URL)
