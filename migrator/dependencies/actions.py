@@ -121,7 +121,8 @@ def execute_resolve(resolve_id: int, *, worker: str = "") -> DependencyResolve |
     try:
         request = ResolveRequest.from_dict(row.request)
         resolution = resolve_request(request, options(), cancel=_still_ours(resolve_id, worker))
-        check = check_resolution(resolution, request.torch_build, request.triton_spec, request.rocm_version)
+        check = check_resolution(resolution, request.torch_build, request.triton_spec, request.rocm_version,
+                                 request.image)
         result = {**resolution.to_dict(), "check": check.to_dict()}
     except Exception as exc:  # a bug must end as a visible failure, never a row left running
         log.exception("dependency resolve %s crashed", resolve_id)

@@ -330,3 +330,16 @@ def test_a_cancelled_run_stops_pip() -> None:
         options = ResolveOptions(index_url=f"http://127.0.0.1:{silent.getsockname()[1]}/simple", timeout_s=120)
         resolution = resolve(["torch==2.5.1"], options, cancel=lambda: time.monotonic() - started > 1.0)
     assert resolution.status == "cancelled"
+
+
+def test_pypi_triton_inside_a_rocm_image_is_a_problem_too(index: SimpleIndex, tmp_path: Path) -> None:
+    """The image's torch is a stub without its Triton; the image has one all the same."""
+    (tmp_path / "Dockerfile").write_text("FROM rocm/pytorch:rocm6.3_ubuntu22.04_py3.10_pytorch_release_2.7.1\n"
+                                         "RUN pip install liger-kernel==0.6.3\n")
+    side = rocm_side(_sets(tmp_path)["Dockerfile:2"], "6.3", "2.7.1")
+    assert side.request is not None
+    resolution = resolve_request(side.request, _options(index))
+    check = check_resolution(resolution, side.request.torch_build, side.request.triton_spec, "6.3", side.request.image)
+    assert check.problems == ["triton 3.8.0 from PyPI (pulled in by liger-kernel) would be installed beside the "
+                              "Triton of rocm/pytorch:rocm6.3_ubuntu22.04_py3.10_pytorch_release_2.7.1: both install "
+                              "the triton module; install liger-kernel with --no-deps"]

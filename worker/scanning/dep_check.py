@@ -34,7 +34,8 @@ def _pulled_by(packages: list[ResolvedPackage], name: str) -> list[str]:
 
 
 def check_resolution(resolution: Resolution, torch_build: str = "", triton_spec: str = "",
-                     rocm_version: str = "") -> ResolutionCheck:
+                     rocm_version: str = "", image: str = "") -> ResolutionCheck:
+    """``image``: the ROCm image that provides torch (and with it ROCm's Triton), when the set runs in one."""
     check = ResolutionCheck()
     if resolution.status not in ("resolved", "partial"):
         return check
@@ -50,11 +51,11 @@ def check_resolution(resolution: Resolution, torch_build: str = "", triton_spec:
             check.problems.append(f"{package.name} {package.version} (pulled in by {who}) is a CUDA library wheel: "
                                   "no ROCm build; install that package without it")
     rocm_triton = next((by_name[n] for n in triton_packages() if n in by_name), None)
-    if "triton" in by_name and rocm_triton:
+    beside = f"{rocm_triton.name} {rocm_triton.version}" if rocm_triton else f"the Triton of {image}" if image else ""
+    if "triton" in by_name and beside:
         who = ", ".join(p for p in _pulled_by(packages, "triton") if p != "torch") or "the set"
         check.problems.append(f"triton {by_name['triton'].version} from PyPI (pulled in by {who}) would be installed "
-                              f"beside {rocm_triton.name} {rocm_triton.version}: both install the triton module; "
-                              f"install {who} with --no-deps")
+                              f"beside {beside}: both install the triton module; install {who} with --no-deps")
     if triton_spec and rocm_triton:
         try:
             fits = SpecifierSet(triton_spec).contains(Version(rocm_triton.version.split("+")[0]), prereleases=True)
@@ -68,7 +69,7 @@ def check_resolution(resolution: Resolution, torch_build: str = "", triton_spec:
     for package in packages:
         counterpart = counterpart_for(package.name, version=package.version, rocm_version=rocm_version or "7.2") \
             if not is_rocm_build(package.version) else None
-        if _NVIDIA.match(package.name) or package.name == "triton" and rocm_triton is not None:
+        if _NVIDIA.match(package.name) or package.name == "triton" and beside:
             continue
         if counterpart is not None and counterpart.action in ("remove", "build", "image") and not package.requested:
             check.notes.append(f"{package.name} {package.version} is pulled in: {counterpart.counterpart}")

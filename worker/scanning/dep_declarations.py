@@ -10,7 +10,7 @@ options split with shlex), ``pyproject.toml`` (tomllib: ``[project]`` dependenci
 PEP 735 ``[dependency-groups]``, ``[build-system] requires``), ``setup.py`` (``ast``: literal
 ``install_requires``/``extras_require``/``setup_requires``, or names bound to literals at module
 level), ``setup.cfg`` (configparser), conda ``environment*.yml`` (PyYAML: its ``pip:`` list, and
-conda packages by name) and Dockerfiles' ``pip install`` commands (shlex).
+conda packages by name); Dockerfiles' ``pip install`` commands are read by ``dockerfiles``.
 """
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def _option_value(option: str, value: str, file: str, line: int, origin: str) ->
             yield entry
 
 
-def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+def logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """Lines with backslash continuations joined, numbered by their first physical line."""
     start, buffer = 0, list[str]()
     for number, raw in enumerate(text.splitlines(), 1):
@@ -191,7 +191,7 @@ def requirements_file(rel: str, text: str) -> list[PipEntry]:
     """pip's requirements-file format: options start with "-", anything else is one requirement
     (markers and all), with per-requirement options such as ``--hash`` after it."""
     entries: list[PipEntry] = []
-    for number, raw in _logical_lines(text):
+    for number, raw in logical_lines(text):
         line = _strip_comment(raw)
         if not line:
             continue
@@ -211,53 +211,6 @@ def requirements_file(rel: str, text: str) -> list[PipEntry]:
         if entry:
             entries.append(entry)
     return entries
-
-
-# --- Dockerfiles -------------------------------------------------------------------------------
-_PIP_INSTALL = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?\s+-m\s+pip|uv\s+pip)"
-                          r"\s+install\b")
-
-
-@dataclass(frozen=True)
-class DockerInstall:
-    line: int
-    entries: tuple[PipEntry, ...]
-
-
-def dockerfile_installs(rel: str, text: str) -> list[DockerInstall]:
-    """Each ``pip install`` command of the Dockerfile's ``RUN`` lines, with its entries."""
-    installs = []
-    for number, command in _logical_lines(text):
-        for segment in re.split(r"&&|;|\|\|", command):
-            match = _PIP_INSTALL.search(segment)
-            if not match:
-                continue
-            try:
-                words = shlex.split(segment[match.end():])
-            except ValueError:
-                continue
-            installs.append(DockerInstall(number, tuple(pip_arguments(words, rel, number, "dockerfile"))))
-    return installs
-
-
-def dockerfile_args(text: str) -> dict[str, str]:
-    """``ARG NAME=default`` values, to read ``FROM ${NAME}``."""
-    found = {}
-    for match in re.finditer(r"^\s*ARG\s+([A-Za-z_][A-Za-z0-9_]*)=(\S+)", text, re.MULTILINE):
-        found[match[1]] = match[2].strip("\"'")
-    return found
-
-
-def dockerfile_bases(text: str) -> list[tuple[int, str]]:
-    """The images the Dockerfile builds ``FROM`` (ARG defaults substituted), with their lines."""
-    args = dockerfile_args(text)
-    bases = []
-    for number, line in enumerate(text.splitlines(), 1):
-        match = re.match(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", line, re.IGNORECASE)
-        if match:
-            image = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: args.get(m[1], m[0]), match[1])
-            bases.append((number, image))
-    return bases
 
 
 # --- package metadata ----------------------------------------------------------------------------

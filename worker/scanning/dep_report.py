@@ -65,11 +65,16 @@ class DependencyReport:
 
 
 def _main_set(sets: list[SetReport]) -> str:
+    """The set ``requirements-rocm.txt`` is written for: the root package or requirements file, else the
+    shallowest package (the one declaring most, on a tie)."""
     for name in _MAIN_FILES:
         for report in sets:
             if report.install_set.file == name and report.install_set.kind in ("package", "requirements"):
                 return report.install_set.id
-    return ""
+    packages = [r.install_set for r in sets if r.install_set.kind in ("package", "requirements")]
+    if not packages:
+        return ""
+    return min(packages, key=lambda s: (s.file.count("/"), -len(s.declarations), s.id)).id
 
 
 def _set_report(install_set: InstallSet, rocm_version: str, options: ResolveOptions | None) -> SetReport:

@@ -83,11 +83,13 @@ class ResolveRequest:
     torch_build: str = ""  # "2.14.1+rocm7.2": the torch pip must keep
     triton_spec: str = ""  # the triton range the set declared
     rocm_version: str = ""
+    image: str = ""  # the ROCm image providing torch, when the set runs in one
 
     def to_dict(self) -> dict[str, object]:
         return {"requirements": self.requirements, "constraints": self.constraints,
                 "provided": [asdict(p) for p in self.provided], "extra_indexes": self.extra_indexes,
-                "torch_build": self.torch_build, "triton_spec": self.triton_spec, "rocm_version": self.rocm_version}
+                "torch_build": self.torch_build, "triton_spec": self.triton_spec, "rocm_version": self.rocm_version,
+                "image": self.image}
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> ResolveRequest:
@@ -99,7 +101,8 @@ class ResolveRequest:
         return cls(strings("requirements"), strings("constraints"),
                    [ProvidedPackage(str(p["name"]), str(p["version"])) for p in provided
                     if isinstance(p, dict)] if isinstance(provided, list) else [], strings("extra_indexes"),
-                   str(data.get("torch_build", "")), str(data.get("triton_spec", "")), str(data.get("rocm_version", "")))
+                   str(data.get("torch_build", "")), str(data.get("triton_spec", "")), str(data.get("rocm_version", "")),
+                   str(data.get("image", "")))
 
     def key(self, options: ResolveOptions, data_version: str = "") -> str:
         """The cache key: the exact request, the index settings and the counterpart data it came from."""
@@ -277,7 +280,7 @@ def resolve(requirements: list[str], options: ResolveOptions, cancel: Callable[[
                               command, elapsed, python)
         missing = _NO_WHEEL.search(err)
         if _UNREACHABLE.search(err) and (missing is None or "from versions: none" in err):
-            return Resolution("unreachable", f"the package index could not be reached: {_last_line(err)}",
+            return Resolution("unreachable", f"the package index could not be reached: {_first_match(err)}",
                               no_wheel=no_wheel, command=command, duration_s=elapsed, python=python)
         dropped = [r for r in remaining if missing and _name(r) == canonicalize_name(missing[1])]
         if not dropped:
@@ -314,6 +317,12 @@ def _conflict(text: str) -> str:
             break
         causes.append(line.strip())
     return ("conflict: " + "; ".join(causes))[:500] if causes else ""
+
+
+def _first_match(text: str) -> str:
+    """The first line saying why the index could not be reached (a refused connection, a certificate)."""
+    line = next((line.strip() for line in text.splitlines() if _UNREACHABLE.search(line)), "")
+    return (line or _last_line(text))[:300]
 
 
 def _last_line(text: str) -> str:

@@ -280,7 +280,7 @@ def _request(install_set: InstallSet, side: RocmSide) -> tuple[ResolveRequest | 
                     and d.name not in TORCH_FAMILY and counterpart_for(d.name, rocm_version=side.rocm_version) is None]
     indexes = [side.torch.index] if side.torch.index and not side.torch.provided_by else []
     return ResolveRequest(requirements, constraints, provided, indexes, side.torch.build, side.triton_spec,
-                          side.rocm_version), ""
+                          side.rocm_version, side.torch.provided_by), ""
 
 
 def requirements_lines(side: RocmSide) -> list[str]:

@@ -25,13 +25,12 @@ from worker.scanning.dep_declarations import (
     PackageDecls,
     PipEntry,
     conda_environment,
-    dockerfile_bases,
-    dockerfile_installs,
     pyproject,
     requirements_file,
     setup_cfg,
     setup_py,
 )
+from worker.scanning.dockerfiles import dockerfile_bases, dockerfile_installs
 from worker.scanning.files import MAX_FILE_BYTES, TreeFile, build_kind, read_text, walk_tree
 
 MAX_SETS = 80

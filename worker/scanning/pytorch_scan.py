@@ -9,7 +9,8 @@ key, and the dependencies app resolves it on its own queue (``deps``) once the s
 ``MIGRATOR_RESOLVE_DEPENDENCIES=off`` (no resolve), ``MIGRATOR_PIP_INDEX_URL``,
 ``MIGRATOR_PIP_EXTRA_INDEX_URLS`` (comma-separated), ``MIGRATOR_ROCM_WHEEL_INDEX`` (a mirror of
 PyTorch's ROCm index), ``MIGRATOR_PIP_TIMEOUT_S`` (default 300), ``MIGRATOR_PIP_CERT``,
-``MIGRATOR_PIP_PROXY``, ``MIGRATOR_PIP_CACHE_DIR``.
+``MIGRATOR_PIP_PROXY``, ``MIGRATOR_PIP_CACHE_DIR``. ``MIGRATOR_PIP_CERT`` defaults to the operating
+system's CA bundle (pip's own bundle would refuse a company's TLS proxy).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from worker.scanning.rocm_counterparts import DEFAULT_ROCM_VERSION
 PYTHON_KINDS = frozenset({"python-app", "pytorch-extension", "mixed"})
 FINDINGS_CAP = 1000
 _OFF = ("0", "off", "false", "no")
+_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
 
 
 def resolve_options_from_env() -> ResolveOptions | None:
@@ -39,9 +41,14 @@ def resolve_options_from_env() -> ResolveOptions | None:
     extra = tuple(u.strip() for u in os.environ.get("MIGRATOR_PIP_EXTRA_INDEX_URLS", "").split(",") if u.strip())
     return ResolveOptions(index_url=os.environ.get("MIGRATOR_PIP_INDEX_URL", "").strip(), extra_index_urls=extra,
                           rocm_index=os.environ.get("MIGRATOR_ROCM_WHEEL_INDEX", "").strip(), timeout_s=timeout,
-                          cert=os.environ.get("MIGRATOR_PIP_CERT", "").strip(),
+                          cert=os.environ.get("MIGRATOR_PIP_CERT", _system_ca_bundle()).strip(),
                           proxy=os.environ.get("MIGRATOR_PIP_PROXY", "").strip(),
                           cache_dir=os.environ.get("MIGRATOR_PIP_CACHE_DIR", "").strip())
+
+
+def _system_ca_bundle() -> str:
+    """The operating system's CA bundle, where there is one: pip's own bundle lacks a company's TLS proxy CA."""
+    return next((path for path in _CA_BUNDLES if os.path.isfile(path)), "")
 
 
 def rocm_version_for(target_hip_version: str) -> str:

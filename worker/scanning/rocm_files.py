@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from worker.scanning.dep_declarations import dockerfile_bases
 from worker.scanning.dep_sets import is_rocm_image, split_image
+from worker.scanning.dockerfiles import dockerfile_bases
 from worker.scanning.files import MAX_FILE_BYTES, build_kind, read_text, walk_tree
 
 _ROCM_PATH = re.compile(r"\bUSE_ROCM\b|torch\.version\.hip\b|\bIS_HIP_EXTENSION\b|\bROCM_HOME\b|\bBUILD_FOR_ROCM\b")
