@@ -56,7 +56,7 @@ class DependencyReport:
     def summary(self) -> str:
         declared = len({d.name for s in self.sets for d in [*s.install_set.declarations, *s.install_set.conda]})
         resolving = "resolution turned off" if self.resolve == "off" else \
-            f"{sum(1 for s in self.sets if s.resolve_key)} resolves queued"
+            f"{len({s.resolve_key for s in self.sets if s.resolve_key})} resolves queued"
         cuda = len(self.cuda_package_names())
         return f"{len(self.sets)} install sets, {declared} packages declared, {cuda} CUDA-only or CUDA-built; {resolving}"
 
