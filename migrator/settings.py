@@ -123,6 +123,7 @@ INSTALLED_APPS = [
     "migrator.integrations",
     "migrator.api",
     "migrator.review",
+    "migrator.dependencies",
 ]
 
 MIDDLEWARE = [
@@ -260,6 +261,10 @@ MIGRATOR_REPUBLISH_GRACE_S = env_int(
 MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, minimum=1)
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
 MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
+# Dependency resolves (queue "deps"): the time limit of one resolve, and how long a result is reused
+# before the next run that asks for it resolves again (indexes gain releases).
+MIGRATOR_DEPS_TIMEOUT_S = env_int("MIGRATOR_DEPS_TIMEOUT_S", 600, minimum=10)
+MIGRATOR_DEPS_CACHE_DAYS = env_int("MIGRATOR_DEPS_CACHE_DAYS", 7, minimum=0)
 
 # Webhooks: the same change (project, event, commit, pull request) delivered again under a fresh delivery
 # id within this window starts nothing; nor does a delivery once a project's webhooks started this many
@@ -287,7 +292,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis redelivers unacked messages after the visibility timeout: it must exceed the longest hard limit.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": MIGRATOR_STAGE_HARD_LIMIT_S + 600}
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_QUEUES = (Queue("cpu"), Queue("hooks"), Queue("rocm"), Queue("cuda"))  # type: ignore[no-untyped-call]
+# "deps": dependency resolves, served by a worker of their own so a long resolve never holds a compile slot.
+CELERY_TASK_QUEUES = (Queue("cpu"), Queue("hooks"), Queue("rocm"), Queue("cuda"), Queue("deps"))  # type: ignore[no-untyped-call]
 CELERY_TASK_SOFT_TIME_LIMIT = MIGRATOR_STAGE_SOFT_LIMIT_S
 CELERY_TASK_TIME_LIMIT = MIGRATOR_STAGE_HARD_LIMIT_S
 CELERY_WORKER_SEND_TASK_EVENTS = False
@@ -301,6 +307,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Work areas and workspaces of old finished runs (migrator/pipeline/retention.py).
     "sweep-retention": {"task": "pipeline.sweep_retention", "schedule": float(MIGRATOR_RETENTION_INTERVAL_S)},
+    # Dependency resolves whose worker died or whose message was lost (the dependencies app's own task).
+    "sweep-dependency-resolves": {"task": "dependencies.sweep", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S)},
 }
 
 CACHE_URL = env_str("MIGRATOR_CACHE_URL", "") or redis_url_next_db(REDIS_URL)

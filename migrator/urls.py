@@ -17,5 +17,6 @@ urlpatterns = [
     path("", include("migrator.reports.urls")),
     path("", include("migrator.integrations.urls")),
     path("", include("migrator.review.urls")),
+    path("", include("migrator.dependencies.urls")),
     path("api/v1/", api.urls),
 ]

@@ -98,9 +98,10 @@ class PythonScanData(TypedDict, total=False):
     python_findings_total: int
     python_readiness: JsonObject
     python_summary: str
-    dependencies: JsonObject
+    dependencies: JsonObject  # ``DependencyReport.to_dict()``: sets (each with its ROCm side and resolve_key), ...
     dependencies_summary: str
-    generated_files: dict[str, str]  # requirements-rocm.txt / constraints-rocm.txt -> text, for hipify to write
+    generated_files: dict[str, str]  # requirements-rocm.txt -> text, for hipify to write
+    dependency_requests: dict[str, JsonObject]  # resolve key -> ``ResolveRequest.to_dict()``, for the deps queue
 
 
 class ScanData(PythonScanData, total=False):

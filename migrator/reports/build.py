@@ -17,6 +17,7 @@ from migrator.reports.links import absolute_url
 from migrator.reports.markdown import render_markdown
 from migrator.reports.notebook_matches import notebook_matches
 from migrator.reports.prlinks import parse_pr_url
+from migrator.reports.python_sections import dependencies_section, python_section
 from migrator.reports.sections import (
     build_fixes_section,
     compile_section,
@@ -96,6 +97,8 @@ def _core(run: Run) -> JsonDict:
         "translation": translation_section(data.get("hipify", {})),
         "findings": findings_section(data.get("scan", {})),
         "wavefront": wavefront_section(data.get("hipify", {}), data.get("scan", {})),
+        "python": python_section(data.get("scan", {})),
+        "dependencies": dependencies_section(data.get("scan", {})),
         "build_fixes": build_fixes_section(data.get("hipify", {})),
         "compile": compile_section(data.get("compile", {})),
         "link": link_section(data.get("link", {})),

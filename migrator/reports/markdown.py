@@ -244,7 +244,60 @@ def _notebook(report: JsonDict) -> str:
     return details(f"Error notebook matches: {len(matches)}", table(["Stage", "Entry", "Matched line"], rows), open_=True)
 
 
-SECTIONS = (_comparison, _translation, _findings, _wavefront, _fixes, _compile, _link, _smoke, _notebook)
+def _python(report: JsonDict) -> str:
+    py = as_dict(report.get("python"))
+    if not py:
+        return ""
+    rows = [[cell(f.get("severity")), code(f.get("rule_id")), f"{code(f.get('file'))}:{as_int(f.get('line'))}",
+             code(f.get("text")), code(f.get("replacement")) if f.get("fixable") else "by hand"]
+            for f in as_dicts(py.get("findings"))[:60]]
+    body = table(["Severity", "Rule", "Where", "Text", "Fix"], rows) if rows else "No GPU touchpoints found."
+    if as_int(py.get("listed")) > len(rows):
+        body += f"\n\n{as_int(py.get('listed')) - len(rows)} more in the JSON report."
+    title = (f"Python and configuration findings: {as_int(py.get('total'))} ({as_int(py.get('fixed_automatically'))} "
+             f"fixed automatically, {as_int(py.get('hand_work'))} by hand, {as_int(py.get('informational'))} to check)")
+    return details(title, body)
+
+
+def _dependency_set(item: JsonDict) -> str:
+    resolution = as_dict(item.get("resolution"))
+    torch = as_dict(item.get("torch"))
+    own = ", the project's ROCm file" if item.get("rocm_file") else ""
+    lines = [f"**{code(item.get('id'))}** ({cell(item.get('kind'))}{own}): {cell(resolution.get('state'))}"
+             f"{' / ' + cell(resolution.get('status')) if resolution.get('status') else ''} — {cell(resolution.get('message'))}"]
+    if torch:
+        lines.append(f"torch {code(torch.get('build'))}: {cell(torch.get('note'))}")
+    rows = [[code(e.get("name")), cell(e.get("action")), code(e.get("rocm_requirement")), cell(e.get("note"))]
+            for e in as_dicts(item.get("changes"))]
+    if rows:
+        lines.append(table(["Package", "On ROCm", "Requirement", "How"], rows))
+    lines += [f"- ⚠️ {cell(p)}" for p in [*as_list(item.get("problems")), *as_list(resolution.get("problems"))]]
+    lines += [f"- {cell(n)}" for n in [*as_list(item.get("notes")), *as_list(resolution.get("notes"))]]
+    if resolution.get("no_wheel"):
+        lines.append("No wheel on the index: " + ", ".join(code(r) for r in as_list(resolution.get("no_wheel"))))
+    return "\n\n".join(lines)
+
+
+def _dependencies(report: JsonDict) -> str:
+    deps = as_dict(report.get("dependencies"))
+    if not deps:
+        return ""
+    parts = [cell(deps.get("summary"))]
+    if deps.get("state") == "resolving":
+        parts.append(f"⏳ Resolving… {as_int(deps.get('resolving'))} install set(s) still queued or running.")
+    files = as_dicts(deps.get("rocm_files"))
+    if files:
+        parts.append("**The project's own ROCm files (used as they are):** " + "; ".join(
+            f"{code(f.get('file'))}: {cell(f.get('detail'))}" for f in files))
+    if deps.get("cuda_packages"):
+        parts.append("**CUDA-only or CUDA-built:** " + ", ".join(code(n) for n in as_list(deps.get("cuda_packages"))))
+    parts += [_dependency_set(item) for item in as_dicts(deps.get("sets"))]
+    title = f"Dependencies for ROCm {cell(deps.get('rocm_version'))}: {len(as_list(deps.get('sets')))} install sets" + (
+        ", resolving…" if deps.get("state") == "resolving" else f", {as_int(deps.get('problems'))} problems")
+    return details(title, "\n\n".join(parts), open_=as_int(deps.get("problems")) > 0)
+
+
+SECTIONS = (_comparison, _translation, _findings, _wavefront, _python, _dependencies, _fixes, _compile, _link, _smoke, _notebook)
 
 
 def render_markdown(report: JsonDict, limit: int = GITHUB_COMMENT_LIMIT) -> str:

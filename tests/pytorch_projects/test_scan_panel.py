@@ -32,6 +32,7 @@ def test_the_scan_panel_shows_kind_python_findings_and_rocm_counterparts(
     assert "<code>src/tunekit/train.py:16</code>" in findings and "auto-fix" in findings
     assert 'href="/notebook/' in findings
     deps = panel[panel.index('id="scan-dependencies"'):]
-    assert "<code>pip install /opt/rocm/share/amd_smi</code>" in deps
-    assert "torch==2.8.0+rocm6.4" in deps and "checked 2026-12-01" in deps
+    assert "amdsmi, the AMD SMI Python library shipped with ROCm; pip install /opt/rocm/share/amd_smi" in deps
+    assert "<code>torch==2.14.1+rocm7.2</code>" in deps and "checked 2026-12-01" in deps
+    assert "<code>environment.yml</code>" in deps and "resolution is turned off" in deps
     assert "<code>requirements-rocm.txt</code>" in deps

@@ -1,137 +1,114 @@
-"""The dependency report: declarations, pip's resolution, CUDA-only packages with their ROCm
-counterparts, and the generated ``requirements-rocm.txt`` / ``constraints-rocm.txt``."""
+"""The dependency report the scan records: each install set with its ROCm side, the project's own
+ROCm files, and one resolve request per set (resolved later, off the pipeline, on its own queue).
+
+The scan never runs pip: it reads and maps, and each set's request carries the key its resolution
+is cached under (the exact ROCm-side content, the index settings, the counterpart data). The
+generated ``requirements-rocm.txt`` (the ROCm side of the project's main set) needs no resolve, so
+the hipify stage writes it into the translated tree; a project that ships its own
+``requirements-rocm.txt`` keeps it, and the report says so.
+"""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.requirements import Requirement
-
-from worker.scanning.dep_declarations import Declaration, read_declarations
-from worker.scanning.dep_resolve import Resolution, ResolveOptions, resolve
-from worker.scanning.rocm_counterparts import DEFAULT_ROCM_VERSION, Counterpart, counterpart_for
+from worker.scanning.dep_resolve import ResolveOptions
+from worker.scanning.dep_rocm import RocmSide, requirements_lines, rocm_side
+from worker.scanning.dep_sets import InstallSet, read_install_sets
+from worker.scanning.rocm_counterparts import DEFAULT_ROCM_VERSION, data_version, rocm_key
+from worker.scanning.rocm_files import RocmFile, find_rocm_files, image_versions
 
 REQUIREMENTS_FILE = "requirements-rocm.txt"
-CONSTRAINTS_FILE = "constraints-rocm.txt"
+_MAIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt")
 
 
-@dataclass(frozen=True)
-class CudaPackage:
-    name: str
-    version: str  # resolved version, empty when only declared
-    declared_in: tuple[str, ...]  # "file:line"
-    pulled_by_resolution: bool  # not declared: brought in by another package
-    counterpart: Counterpart
+@dataclass
+class SetReport:
+    install_set: InstallSet
+    rocm: RocmSide
+    resolve_key: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "version": self.version, "declared_in": list(self.declared_in),
-                "pulled_by_resolution": self.pulled_by_resolution, **self.counterpart.to_dict()}
+        return {**self.install_set.to_dict(), "rocm": self.rocm.to_dict(), "resolve_key": self.resolve_key,
+                "requirements_rocm": requirements_lines(self.rocm)}
 
 
 @dataclass
 class DependencyReport:
     rocm_version: str
-    declarations: list[Declaration] = field(default_factory=list)
+    sets: list[SetReport] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
-    resolution: Resolution = field(default_factory=lambda: Resolution("skipped"))
-    cuda_packages: list[CudaPackage] = field(default_factory=list)
+    rocm_files: list[RocmFile] = field(default_factory=list)
+    main_set: str = ""
+    resolve: str = "queued"  # queued | off
+    kept_files: list[str] = field(default_factory=list)  # ROCm files of the project's Migrator does not overwrite
+
+    def cuda_package_names(self) -> list[str]:
+        return sorted({e.name for s in self.sets for e in s.rocm.entries if e.action not in ("keep", "conda", "url")})
 
     def to_dict(self) -> dict[str, object]:
-        return {"rocm_version": self.rocm_version, "declarations": [d.to_dict() for d in self.declarations],
-                "unreadable": self.unreadable, "resolution": self.resolution.to_dict(),
-                "cuda_packages": [p.to_dict() for p in self.cuda_packages]}
+        return {"rocm_version": self.rocm_version, "main_set": self.main_set, "resolve": self.resolve,
+                "sets": [s.to_dict() for s in self.sets], "unreadable": self.unreadable,
+                "rocm_files": [f.to_dict() for f in self.rocm_files], "kept_files": self.kept_files,
+                "cuda_packages": self.cuda_package_names()}
 
     def summary(self) -> str:
-        status = self.resolution.status
-        resolved = f"{len(self.resolution.packages)} resolved" if status in ("resolved", "partial") else \
-            f"not resolved ({status}: {self.resolution.message})" if status != "skipped" else "not resolved"
-        return f"{len(self.declarations)} declared, {resolved}, {len(self.cuda_packages)} CUDA-only or CUDA-built"
+        declared = len({d.name for s in self.sets for d in [*s.install_set.declarations, *s.install_set.conda]})
+        resolving = "resolution turned off" if self.resolve == "off" else \
+            f"{len({s.resolve_key for s in self.sets if s.resolve_key})} resolves queued"
+        cuda = len(self.cuda_package_names())
+        return f"{len(self.sets)} install sets, {declared} packages declared, {cuda} CUDA-only or CUDA-built; {resolving}"
+
+    def requests(self) -> dict[str, dict[str, object]]:
+        return {s.resolve_key: s.rocm.request.to_dict() for s in self.sets if s.resolve_key and s.rocm.request}
 
 
-def _pip_requirements(declarations: list[Declaration]) -> list[str]:
-    return list(dict.fromkeys(d.requirement for d in declarations if d.resolvable))
+def _main_set(sets: list[SetReport]) -> str:
+    """The set ``requirements-rocm.txt`` is written for: the root package or requirements file, else the
+    shallowest package (the one declaring most, on a tie)."""
+    for name in _MAIN_FILES:
+        for report in sets:
+            if report.install_set.file == name and report.install_set.kind in ("package", "requirements"):
+                return report.install_set.id
+    packages = [r.install_set for r in sets if r.install_set.kind in ("package", "requirements")]
+    if not packages:
+        return ""
+    return min(packages, key=lambda s: (s.file.count("/"), -len(s.declarations), s.id)).id
 
 
-def _cuda_packages(report: DependencyReport) -> list[CudaPackage]:
-    where: dict[str, list[str]] = {}
-    extras: dict[str, set[str]] = {}
-    for declaration in report.declarations:
-        where.setdefault(declaration.name, []).append(f"{declaration.file}:{declaration.line}")
-        if declaration.requirement:
-            extras.setdefault(declaration.name, set()).update(Requirement(declaration.requirement).extras)
-    versions = {p.name: p.version for p in report.resolution.packages}
-    names = list(dict.fromkeys([*where, *versions]))
-    found = []
-    for name in names:
-        match = counterpart_for(name, extras=frozenset(extras.get(name, set())), version=versions.get(name, ""),
-                                rocm_version=report.rocm_version)
-        if match is not None:
-            found.append(CudaPackage(name, versions.get(name, ""), tuple(where.get(name, [])), name not in where,
-                                     match))
-    return found
+def _set_report(install_set: InstallSet, rocm_version: str, options: ResolveOptions | None) -> SetReport:
+    version, image_torch, notes = rocm_version, "", []
+    if install_set.image and install_set.rocm:
+        image_rocm, image_torch, provides = image_versions(install_set.image)
+        version = image_rocm or rocm_version
+        if provides and not image_torch:
+            notes.append(f"the image {install_set.image} provides its own ROCm PyTorch, whose version its tag does "
+                         "not say: resolved against the index's ROCm torch; pin a tag to check against the image's")
+    side = rocm_side(install_set, version, image_torch)
+    side.notes = notes + side.notes
+    key = side.request.key(options, data_version()) if side.request and options is not None else ""
+    return SetReport(install_set, side, key)
 
 
 def build_report(tree: Path, exclude_globs: Iterable[str], options: ResolveOptions | None,
-                 rocm_version: str = DEFAULT_ROCM_VERSION,
-                 cancel: Callable[[], bool] | None = None) -> DependencyReport:
-    """Read the declarations; resolve them unless ``options`` is None; map the CUDA-only ones."""
-    declarations, unreadable = read_declarations(tree, exclude_globs)
-    report = DependencyReport(rocm_version, declarations, unreadable)
-    if options is not None:
-        report.resolution = resolve(_pip_requirements(declarations), options, cancel)
-    elif declarations:
-        report.resolution = Resolution("skipped", "resolution is turned off; declared names only")
-    report.cuda_packages = _cuda_packages(report)
+                 rocm_version: str = DEFAULT_ROCM_VERSION) -> DependencyReport:
+    """Read the install sets and map each to ROCm; ``options`` None: resolution is turned off (no keys)."""
+    globs = tuple(exclude_globs)
+    sets, unreadable = read_install_sets(tree, globs)
+    report = DependencyReport(rocm_key(rocm_version), unreadable=unreadable, rocm_files=find_rocm_files(tree, globs),
+                              resolve="queued" if options is not None else "off")
+    report.sets = [_set_report(s, rocm_version, options) for s in sets]
+    report.main_set = _main_set(report.sets)
+    report.kept_files = [f.file for f in report.rocm_files if f.file == REQUIREMENTS_FILE]
     return report
 
 
-def _header(report: DependencyReport, what: str) -> list[str]:
-    return [f"# {what} for ROCm {report.rocm_version}, generated by Migrator from the project's declarations.",
-            "# CUDA-only packages are replaced or listed below with their ROCm install line."]
-
-
 def requirements_text(report: DependencyReport) -> str:
-    """``requirements-rocm.txt``: portable declarations as written, ROCm pins for the CUDA builds."""
-    cuda = {p.name: p for p in report.cuda_packages}
-    lines = _header(report, "Requirements")
-    indexes = sorted({p.counterpart.index for p in report.cuda_packages if p.counterpart.pin})
-    lines += [f"--extra-index-url {index}" for index in indexes]
-    written: set[str] = set()
-    for declaration in report.declarations:
-        if not declaration.resolvable or declaration.name in written:
-            continue
-        written.add(declaration.name)
-        package = cuda.get(declaration.name)
-        if package is None or package.counterpart.action == "keep":
-            lines.append(declaration.requirement)
-        elif package.counterpart.pin:
-            lines.append(package.counterpart.pin)
-    left = [p for p in report.cuda_packages if not p.counterpart.pin and p.counterpart.action != "keep"]
-    if left:
-        lines.append("")
-        lines.append("# Not installable from this file on ROCm (removed above):")
-        for package in left:
-            install = package.counterpart.install or "no ROCm build recorded"
-            lines.append(f"#   {package.name}: {package.counterpart.counterpart}; {install}")
-    return "\n".join(lines) + "\n"
-
-
-def constraints_text(report: DependencyReport) -> str:
-    """``constraints-rocm.txt``: the resolved versions of portable packages plus the ROCm pins."""
-    lines = _header(report, "Constraints")
-    cuda = {p.name: p for p in report.cuda_packages}
-    for package in report.resolution.packages:
-        if package.name not in cuda or cuda[package.name].counterpart.action == "keep":
-            lines.append(f"{package.name}=={package.version}")
-    lines += sorted(p.counterpart.pin for p in report.cuda_packages if "==" in p.counterpart.pin)
-    return "\n".join(lines) + "\n"
-
-
-def write_rocm_requirements(report: DependencyReport, tree: Path) -> list[str]:
-    """Write both files at the root of the translated tree; the names written (none without declarations)."""
-    if not report.declarations:
-        return []
-    (tree / REQUIREMENTS_FILE).write_text(requirements_text(report), encoding="utf-8")
-    (tree / CONSTRAINTS_FILE).write_text(constraints_text(report), encoding="utf-8")
-    return [REQUIREMENTS_FILE, CONSTRAINTS_FILE]
+    """``requirements-rocm.txt``: the ROCm side of the main set ("" when there is none or the project has one)."""
+    main = next((s for s in report.sets if s.install_set.id == report.main_set), None)
+    if main is None or report.kept_files:
+        return ""
+    header = [f"# Requirements of {main.install_set.id} for ROCm {main.rocm.rocm_version}, generated by Migrator.",
+              "# CUDA builds are replaced by ROCm builds; packages without one are listed at the end."]
+    return "\n".join(header + requirements_lines(main.rocm)) + "\n"

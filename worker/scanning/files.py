@@ -67,7 +67,7 @@ def build_kind(rel: str) -> str | None:
         return "setup-py"
     if name == "pyproject.toml":
         return "pyproject"
-    if (lower.startswith("requirements") or "/requirements/" in rel) and lower.endswith((".txt", ".in")):
+    if (lower.startswith("requirements") or rel.startswith("requirements/") or "/requirements/" in rel) and lower.endswith((".txt", ".in")):
         return "requirements"
     if lower in ("environment.yml", "environment.yaml", "conda.yml", "conda.yaml") or (
         lower.startswith("environment") and lower.endswith((".yml", ".yaml"))

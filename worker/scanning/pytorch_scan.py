@@ -1,25 +1,25 @@
 """The scan stage's part for PyTorch projects (Python applications, extensions, mixed trees):
-GPU touchpoints in Python and configs, the dependency report with ROCm counterparts, the
-readiness figures that matter for the kind, and the generated ROCm requirement files.
+GPU touchpoints in Python and configs, the dependency report (install sets, their ROCm side,
+the project's own ROCm files), the readiness figures that matter for the kind, and the generated
+``requirements-rocm.txt``.
 
-Dependency resolution runs pip (binary-only dry run, see ``dep_resolve``) against pip's
-configured index; ``MIGRATOR_RESOLVE_DEPENDENCIES=off`` turns it off (declared names only),
-``MIGRATOR_PIP_INDEX_URL`` names another index and ``MIGRATOR_PIP_TIMEOUT_S`` bounds it.
+The scan resolves nothing: each set's resolve request goes into the stage data with its cache
+key, and the dependencies app resolves it on its own queue (``deps``) once the scan has passed.
+``resolve_options_from_env`` reads the product's index settings (the only ones a resolve sees):
+``MIGRATOR_RESOLVE_DEPENDENCIES=off`` (no resolve), ``MIGRATOR_PIP_INDEX_URL``,
+``MIGRATOR_PIP_EXTRA_INDEX_URLS`` (comma-separated), ``MIGRATOR_ROCM_WHEEL_INDEX`` (a mirror of
+PyTorch's ROCm index), ``MIGRATOR_PIP_TIMEOUT_S`` (default 300), ``MIGRATOR_PIP_CERT``,
+``MIGRATOR_PIP_PROXY``, ``MIGRATOR_PIP_CACHE_DIR``. ``MIGRATOR_PIP_CERT`` defaults to the operating
+system's CA bundle (pip's own bundle would refuse a company's TLS proxy).
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from worker.payloads import PythonScanData
-from worker.scanning.dep_report import (
-    CONSTRAINTS_FILE,
-    REQUIREMENTS_FILE,
-    build_report,
-    constraints_text,
-    requirements_text,
-)
+from worker.scanning.dep_report import REQUIREMENTS_FILE, build_report, requirements_text
 from worker.scanning.dep_resolve import ResolveOptions
 from worker.scanning.project_kind import ProjectKind
 from worker.scanning.python_touchpoints import python_readiness, rocm_files_shipped, scan_touchpoints
@@ -28,6 +28,7 @@ from worker.scanning.rocm_counterparts import DEFAULT_ROCM_VERSION
 PYTHON_KINDS = frozenset({"python-app", "pytorch-extension", "mixed"})
 FINDINGS_CAP = 1000
 _OFF = ("0", "off", "false", "no")
+_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
 
 
 def resolve_options_from_env() -> ResolveOptions | None:
@@ -37,7 +38,17 @@ def resolve_options_from_env() -> ResolveOptions | None:
         timeout = float(os.environ.get("MIGRATOR_PIP_TIMEOUT_S", "300"))
     except ValueError as error:
         raise ValueError(f"MIGRATOR_PIP_TIMEOUT_S must be a number of seconds: {error}") from error
-    return ResolveOptions(index_url=os.environ.get("MIGRATOR_PIP_INDEX_URL", "").strip(), timeout_s=timeout)
+    extra = tuple(u.strip() for u in os.environ.get("MIGRATOR_PIP_EXTRA_INDEX_URLS", "").split(",") if u.strip())
+    return ResolveOptions(index_url=os.environ.get("MIGRATOR_PIP_INDEX_URL", "").strip(), extra_index_urls=extra,
+                          rocm_index=os.environ.get("MIGRATOR_ROCM_WHEEL_INDEX", "").strip(), timeout_s=timeout,
+                          cert=os.environ.get("MIGRATOR_PIP_CERT", _system_ca_bundle()).strip(),
+                          proxy=os.environ.get("MIGRATOR_PIP_PROXY", "").strip(),
+                          cache_dir=os.environ.get("MIGRATOR_PIP_CACHE_DIR", "").strip())
+
+
+def _system_ca_bundle() -> str:
+    """The operating system's CA bundle, where there is one: pip's own bundle lacks a company's TLS proxy CA."""
+    return next((path for path in _CA_BUNDLES if os.path.isfile(path)), "")
 
 
 def rocm_version_for(target_hip_version: str) -> str:
@@ -47,17 +58,16 @@ def rocm_version_for(target_hip_version: str) -> str:
 
 
 def pytorch_scan(tree: Path, exclude_globs: Iterable[str], kind: ProjectKind, options: ResolveOptions | None,
-                 rocm_version: str = DEFAULT_ROCM_VERSION,
-                 cancel: Callable[[], bool] | None = None) -> PythonScanData:
+                 rocm_version: str = DEFAULT_ROCM_VERSION) -> PythonScanData:
     """The scan data for a PyTorch project; empty for other kinds."""
     if kind.kind not in PYTHON_KINDS:
         return PythonScanData()
     globs = tuple(exclude_globs)
     touchpoints = scan_touchpoints(tree, globs)
     readiness = python_readiness(touchpoints, rocm_files_shipped(tree, globs))
-    report = build_report(tree, globs, options, rocm_version, cancel)
-    generated = {REQUIREMENTS_FILE: requirements_text(report), CONSTRAINTS_FILE: constraints_text(report)} \
-        if report.declarations else {}
+    report = build_report(tree, globs, options, rocm_version)
+    text = requirements_text(report)
+    generated = {REQUIREMENTS_FILE: text} if text else {}
     return PythonScanData(
         python_findings=[f.to_dict() for f in touchpoints[:FINDINGS_CAP]],
         python_findings_total=len(touchpoints),
@@ -66,4 +76,5 @@ def pytorch_scan(tree: Path, exclude_globs: Iterable[str], kind: ProjectKind, op
         dependencies=report.to_dict(),
         dependencies_summary=report.summary(),
         generated_files=generated,
+        dependency_requests=report.requests(),
     )

@@ -1,7 +1,7 @@
 """The hipify stage's part for PyTorch projects, run on the translated copy ``workspace.hip``:
 the safe Python and configuration fixes (``python.*``, ``llm-config.*`` rules, opt-out through
-``disabled_fix_rules``) and the generated ``requirements-rocm.txt``/``constraints-rocm.txt``
-(written by the scan stage's dependency report). Other kinds get nothing from here.
+``disabled_fix_rules``) and the generated ``requirements-rocm.txt`` (written by the scan stage's
+dependency report; never over a file of that name the project ships). Other kinds get nothing from here.
 """
 from __future__ import annotations
 
@@ -31,7 +31,10 @@ def apply_python_port(ctx: StageContext) -> PythonPortResult:
         ctx.log(f"fixed     {fix.file}:{fix.line} [{fix.rule_id}] {fix.before.strip()} -> {fix.after.strip()}\n")
     generated = ctx.scan_data().get("generated_files") or {}
     for name, text in sorted(generated.items()) if isinstance(generated, dict) else []:
-        if name in ("requirements-rocm.txt", "constraints-rocm.txt") and isinstance(text, str):
+        if name == "requirements-rocm.txt" and isinstance(text, str):
+            if (hip / name).exists() or (hip / name).is_symlink():
+                ctx.log(f"kept      {name}: the project's own\n")
+                continue
             (hip / name).write_text(text, encoding="utf-8")
             result.generated.append(name)
             ctx.log(f"generated {name}\n")

@@ -111,9 +111,9 @@ def run(ctx: StageContext) -> StageResult:
     ctx.progress(3, 4)
     ctx.log(f"scan: project kind {kind.kind}: {kind.reason}\n")
     if kind.kind in PYTHON_KINDS:
-        ctx.log("scan: Python touchpoints, and dependencies resolved by pip (binary only, nothing installed)\n")
+        ctx.log("scan: Python touchpoints, and the install sets' ROCm side (resolved afterwards on the deps queue)\n")
     python = pytorch_scan(source, globs, kind, resolve_options_from_env(), rocm_version_for(
-        ctx.settings.target_hip_version), cancel=ctx.is_cancelled)
+        ctx.settings.target_hip_version))
     ctx.check_cancelled()
     if python:
         ctx.log(f"scan: dependencies: {python.get('dependencies_summary', '')}\n")
