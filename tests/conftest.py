@@ -87,6 +87,19 @@ def pipeline_run(project: Project, files: Mapping[str, str | bytes]) -> Run:
     return run_sync(actions.create_run(project, user=None, archive=archive))
 
 
+def run_reference_here(run: Run) -> dict[str, object]:
+    """Run the CUDA reference of ``run`` in this process, as a cuda runner would (its row queued again
+    first, whatever an earlier step recorded); the result the row keeps."""
+    from migrator.pipeline.orchestrator import execute_reference
+    from migrator.projects.constants import StageState
+    from migrator.projects.models import ReferenceRun
+
+    ReferenceRun.objects.update_or_create(run=run, defaults={"state": StageState.QUEUED, "task_id": "", "queued_at": None})
+    final = execute_reference(run.pk, worker="cuda-runner (test)")
+    assert final is not None
+    return dict(final.data) | {"ok": final.state == StageState.PASSED, "summary": final.summary}
+
+
 @pytest.fixture
 def cuda_files() -> dict[str, str]:
     return {"src/vadd.cu": VADD_CU, "README.md": "# demo\n"}

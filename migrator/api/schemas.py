@@ -58,9 +58,11 @@ class StageOut(Schema):
 
 
 class UncheckedOut(Schema):
-    stage: str
+    stage: str  # a stage name, or "reference" for the CUDA comparison
+    label: str = ""  # the stage name as shown ("CUDA comparison" for the reference)
     reason: str
     detail: str
+    needs: str = ""  # "needs a ROCm runner" when a runner this installation lacks was missing
 
 
 class RunOut(Schema):

@@ -21,12 +21,7 @@ from migrator.celery import app
 from migrator.pipeline import orchestrator
 from migrator.pipeline.broker import BROKER_ERRORS
 from migrator.projects import transitions
-from migrator.projects.models import Run, Stage
-from migrator.projects.queues import is_rocm_queue
-from migrator.projects.workspaces import workspace_for
-from worker.contained import write_record
-from worker.project_settings import ProjectSettings, SettingsError
-from worker.stages.smoke import REFERENCE_PENDING
+from migrator.projects.models import ReferenceRun, Run, Stage
 
 log = logging.getLogger(__name__)
 RUN_STAGE_TASK = "worker.tasks.run_stage"
@@ -41,20 +36,20 @@ def _task(name: str) -> Task:
 
 def send_stage(stage: Stage, queue: str) -> None:
     task_id = str(uuid.uuid4())
-    if is_rocm_queue(queue) and _reference_wanted(stage):
-        # The smoke stage waits (up to its wait limit) for this record to go before comparing.
-        write_record(workspace_for(stage.run_id).records / REFERENCE_PENDING, task_id)
-        _task(REFERENCE_RUN_TASK).apply_async(args=[stage.run_id], queue="cuda")
     transitions.mark_enqueued(stage, task_id, queue)
     _task(RUN_STAGE_TASK).apply_async(args=[stage.pk], queue=queue, task_id=task_id)
 
 
-def _reference_wanted(stage: Stage) -> bool:
-    try:
-        settings = ProjectSettings.from_dict(stage.run.settings_used)
-    except SettingsError:
-        return False
-    return orchestrator.wants_reference(stage, settings)
+def send_reference(reference: ReferenceRun) -> None:
+    """Publish the run's CUDA reference to the ``cuda`` queue (the row records its task id first, like a stage's)."""
+    task_id = str(uuid.uuid4())
+    if transitions.mark_reference_enqueued(reference, task_id, orchestrator.CUDA_QUEUE):
+        _task(REFERENCE_RUN_TASK).apply_async(args=[reference.run_id], queue=orchestrator.CUDA_QUEUE, task_id=task_id)
+
+
+def republish_reference(reference: ReferenceRun) -> None:
+    """Publish a queued reference's message again under its recorded task id (its message was lost)."""
+    _task(REFERENCE_RUN_TASK).apply_async(args=[reference.run_id], queue=reference.queue, task_id=reference.task_id)
 
 
 def republish_stage(stage: Stage) -> None:
@@ -75,7 +70,7 @@ def start_run(run: Run) -> None:
 def dispatch_recorded_run(run_id: int) -> bool:
     """Hand out the run's next stage; False when the broker could not be reached (the sweep retries)."""
     try:
-        orchestrator.advance(run_id, send_stage)
+        orchestrator.advance(run_id, send_stage, send_reference)
     except BROKER_ERRORS as exc:
         log.warning("run %s is recorded but its first stage was not published (%s); the sweep will", run_id, exc)
         return False

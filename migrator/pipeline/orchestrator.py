@@ -5,6 +5,13 @@ the stage's context, calls the stage module, and records the result. ``advance``
 stage comes next and hands it to a dispatcher (Celery in production, a direct call in the
 synchronous management command). A stage whose module is not installed is recorded as skipped
 with "not available on this installation", never as passed.
+
+The CUDA reference run is a row of its own (``ReferenceRun``). When smoke is next and a comparison is
+asked for, ``advance`` creates that row and hands it to the reference dispatcher (a ``cuda`` runner);
+the smoke stage is handed out only once the row is final: passed, failed, or skipped (no CUDA runner
+online, none within the wait limit, or a run of the command line, which runs in one process). The
+smoke stage therefore never waits for the reference while holding a ROCm runner, the two never use
+the run's work volume at the same time, and a comparison that never happened leaves the run partial.
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ from types import ModuleType
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings as django_settings
 
-from migrator.pipeline.stagelog import StageLog
+from migrator.pipeline.stagelog import ReferenceLog, StageLog
 from migrator.projects import transitions
 from migrator.projects.constants import (
     FINAL_RUN_STATES,
@@ -31,18 +38,20 @@ from migrator.projects.constants import (
     StageState,
     Trigger,
 )
-from migrator.projects.models import Run, Stage
+from migrator.projects.models import ReferenceRun, Run, Stage
+from migrator.projects.queues import is_rocm_queue
 from migrator.projects.signals import run_finished, stage_finished
 from migrator.projects.workspaces import project_cache_dir, workspace_for
 from migrator.runners.presence import online_runners, smoke_queue
-from worker.contained import append_record
 from worker.context import StageCancelled, StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
-from worker.stages.smoke import REFERENCE_PENDING, run_reference
+from worker.runner.reference_reuse import reference_key
+from worker.stages.smoke import run_reference
 from worker.toolchain.roots import ToolchainNotFound, select_root
 from worker.toolchain.sandbox import SandboxUnavailable, isolation_notes
 from worker.toolchain.volume import copy_image
 from worker.toolchain.work import WorkError, copy_work, delete_tree, open_work, work_paths
+from worker.wording import wait_text
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +60,10 @@ _OUTCOME_STATE = {
     "not_applicable": StageState.NOT_APPLICABLE,
 }
 Dispatcher = Callable[[Stage, str], None]
+ReferenceDispatcher = Callable[[ReferenceRun], None]
+CUDA_QUEUE = "cuda"
+NO_CUDA_RUNNER_ONLINE = "not run: no CUDA runner online"
+NOT_RUN_INLINE = "not run: a run of the command line executes in one process, without a CUDA runner"
 
 
 def load_stage_module(name: str) -> ModuleType | None:
@@ -74,33 +87,95 @@ def queue_for(stage: Stage, settings: ProjectSettings) -> str:
     return "cpu"
 
 
-def wants_reference(stage: Stage, settings: ProjectSettings) -> bool:
-    """A CUDA reference run accompanies smoke when asked for and a CUDA runner is online."""
-    return (
-        stage.name == "smoke" and bool(settings.smoke_command) and settings.smoke_compare_reference
-        and bool(online_runners("cuda"))
-    )
+def reference_requested(stage: Stage, settings: ProjectSettings) -> bool:
+    """A CUDA comparison is asked for: smoke has a command to run and ``smoke_compare_reference`` is on."""
+    return stage.name == "smoke" and bool(settings.smoke_command.strip()) and settings.smoke_compare_reference
 
 
-def execute_reference(run_id: int, *, worker: str = "") -> dict[str, object]:
-    """Build the untranslated sources with nvcc and run the smoke command on a CUDA runner."""
-    stage = Stage.objects.select_related("run", "run__project", "run__archive").get(run_id=run_id, name="smoke")
-    workspace = workspace_for(run_id)
-    log_path = workspace.records / "reference.log"
+def no_cuda_runner_within(settings: ProjectSettings) -> str:
+    return f"not run: no CUDA runner within {wait_text(settings.smoke_wait_timeout_s)}"
+
+
+def _reference_settled(run: Run, settings: ProjectSettings, send: ReferenceDispatcher | None) -> bool:
+    """True when smoke may be handed out: the run's reference row is final (made final here when it cannot
+    run at all). A reference still queued or running keeps smoke waiting in its row; with no ``send`` (a
+    caller that cannot hand out references) a reference not yet handed out is left for one that can."""
+    reference = transitions.create_reference(run.pk)
+    if reference.is_final:
+        return True
+    if reference.task_id:
+        return False
+    reused = _parent_reference(run, settings)
+    if reused is not None:
+        return transitions.reuse_reference(reference, *reused) is not None or _final(reference)
+    if send is None:
+        return False
+    if not online_runners("cuda"):
+        closed = transitions.skip_reference(reference, NO_CUDA_RUNNER_ONLINE, {"no_runner": True})
+        return closed is not None or _final(reference)
+    send(reference)
+    return _final(reference)  # a dispatcher may settle it at once (``run_sync`` records it as not run)
+
+
+def _final(reference: ReferenceRun) -> bool:
+    reference.refresh_from_db()
+    return reference.is_final
+
+
+def _parent_reference(run: Run, settings: ProjectSettings) -> tuple[str, dict[str, object]] | None:
+    """A re-run's parent's reference, when it passed for the same smoke command, build and source
+    (``worker.runner.reference_reuse``): its summary and data, to record on this run without running it."""
+    parent = ReferenceRun.objects.filter(run_id=run.parent_id, state=StageState.PASSED).first() if run.parent_id else None
+    if parent is None or not isinstance(parent.data, dict):
+        return None
     try:
-        def write(text: str) -> None:
-            append_record(log_path, text)
+        spec = source_spec(run)
+    except MissingSource:
+        return None
+    if parent.data.get("key") != reference_key(settings, str(spec.get("sha256") or spec.get("ref") or "")):
+        return None
+    number = run.parent.number if run.parent else "?"
+    return f"reused the CUDA reference of run #{number} (same smoke command, build and source)", parent.data
 
-        ctx = build_context(stage, StageLog(stage.pk, run_id), log=write)
-        ctx.progress = lambda done, total: None
+
+def skip_inline_reference(reference: ReferenceRun) -> None:
+    """The reference dispatcher of runs executed in one process (``run_sync``): no CUDA runner takes part."""
+    transitions.skip_reference(reference, NOT_RUN_INLINE)
+
+
+def execute_reference(run_id: int, *, worker: str = "") -> ReferenceRun | None:
+    """Claim the run's queued reference, build the untranslated sources with nvcc and run the smoke
+    command on this CUDA runner; the final row, or None when another worker had it (or the sweep ended it)."""
+    worker = worker or socket.gethostname()
+    reference = transitions.claim_reference(run_id, worker)
+    if reference is None:
+        return None
+    stage = Stage.objects.select_related("run", "run__project", "run__archive").get(run_id=run_id, name="smoke")
+    with ReferenceLog(reference.pk, run_id, workspace_for(run_id).records / "reference.log") as reference_log:
+        state, summary, data = _run_reference(stage, reference_log)
+    final = transitions.finish_reference(reference.pk, state, summary, data)
+    if final is None:
+        log.warning("the reference of run %s was ended by someone else meanwhile; its outcome (%s) is dropped", run_id, state)
+    return final
+
+
+def _run_reference(stage: Stage, reference_log: ReferenceLog) -> tuple[StageState, str, dict[str, object]]:
+    try:
+        ctx = build_context(stage, reference_log)
         result = run_reference(ctx)
-    except Exception:  # the smoke stage must learn the reference is gone, not wait for it
+    except StageCancelled:
+        reference_log.write("\n[migrator] cancelled\n")
+        return StageState.CANCELLED, "cancelled by user", {}
+    except SoftTimeLimitExceeded:
+        reference_log.write("\n[migrator] time limit reached\n")
+        return StageState.FAILED, "CUDA reference: time limit reached", {}
+    except Exception:  # a crash must end as a visible failure, never a reference that stays running
         reference = secrets.token_hex(6)
-        log.exception("reference run of run %s crashed (reference id %s)", run_id, reference)
-        result = {"ok": False, "summary": f"reference run crashed: internal error (reference id {reference})"}
-    finally:
-        (workspace.records / REFERENCE_PENDING).unlink(missing_ok=True)
-    return result
+        log.exception("reference run of run %s crashed (reference id %s)", stage.run_id, reference)
+        reference_log.write(f"\n[migrator] internal error (reference id {reference})\n")
+        return StageState.FAILED, f"CUDA reference crashed: internal error (reference id {reference})", {}
+    summary = str(result.get("summary") or ("CUDA reference ran" if result.get("ok") else "CUDA reference failed"))
+    return (StageState.PASSED if result.get("ok") else StageState.FAILED), summary, dict(result)
 
 
 def next_stage(run_id: int) -> Stage | None:
@@ -113,8 +188,10 @@ def next_stage(run_id: int) -> Stage | None:
     return None
 
 
-def advance(run_id: int, dispatch: Dispatcher) -> Stage | None:
-    """Hand the next stage to ``dispatch`` (or record its skip right away when it cannot run here)."""
+def advance(run_id: int, dispatch: Dispatcher, send_reference: ReferenceDispatcher | None = None) -> Stage | None:
+    """Hand the next stage to ``dispatch`` (or record its skip right away when it cannot run here).
+    Smoke with a comparison asked for waits until its CUDA reference row is final (``send_reference``
+    hands that out)."""
     while (stage := next_stage(run_id)) is not None:
         run = Run.objects.select_related("project").get(pk=run_id)
         if run.cancel_requested:
@@ -125,7 +202,11 @@ def advance(run_id: int, dispatch: Dispatcher) -> Stage | None:
         settings = ProjectSettings.stored_or_default(run.settings_used)
         if stage.task_id:
             return stage  # already handed out; a redelivery will pick it up
-        dispatch(stage, queue_for(stage, settings))
+        queue = queue_for(stage, settings)
+        if is_rocm_queue(queue) and reference_requested(stage, settings) and \
+                not _reference_settled(run, settings, send_reference):
+            return stage  # waits in its row for the CUDA reference
+        dispatch(stage, queue)
         return stage
     return None
 
@@ -182,7 +263,7 @@ def _run_module(stage: Stage, stage_log: StageLog) -> tuple[StageState, str, dic
     return _OUTCOME_STATE[result.outcome], result.summary, result.data
 
 
-def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] | None = None) -> StageContext:
+def build_context(stage: Stage, stage_log: StageLog | ReferenceLog) -> StageContext:
     run = stage.run
     settings = ProjectSettings.from_dict(run.settings_used).within(django_settings.MIGRATOR_SETTING_CAPS)
     workspace = workspace_for(run.pk)
@@ -195,12 +276,13 @@ def build_context(stage: Stage, stage_log: StageLog, log: Callable[[str], None] 
     return StageContext(
         run_id=run.pk, project_id=run.project_id, workspace=workspace, settings=settings,
         cache_dir=project_cache_dir(run.project_id),
-        source_spec=source_spec(run), previous=previous, log=log or stage_log.write,
+        source_spec=source_spec(run), previous=previous, log=stage_log.write,
         progress=stage_log.progress, is_cancelled=stage_log.is_cancelled,
     )
 
 
-def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog, settings: ProjectSettings) -> None:
+def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog | ReferenceLog,
+                           settings: ProjectSettings) -> None:
     """A re-run starts from its parent's folders: the root-written ``source/``, ``hip/`` and ``records/``
     copied on the root side; the parent's ``work/`` (which its builds wrote) copied by a sandboxed
     ``cp -a`` from a read-only view of it, never walked on the host."""
@@ -217,8 +299,7 @@ def _copy_parent_workspace(run: Run, workspace: Workspace, stage_log: StageLog, 
     for name in ("source", "hip", "records"):
         folder = parent_ws.root / name
         if folder.is_dir() and not folder.is_symlink():
-            shutil.copytree(folder, workspace.root / name, symlinks=True, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns(REFERENCE_PENDING))
+            shutil.copytree(folder, workspace.root / name, symlinks=True, dirs_exist_ok=True)
     parent_image = work_paths(parent_ws.root)[1]
     if parent_image.is_file():  # the work volume, copied sparse (a plain copy would write its whole size)
         copy_image(parent_image, work_paths(workspace.root)[1])
@@ -295,7 +376,7 @@ def run_sync(run: Run, on_stage: Callable[[Stage], None] = lambda s: None) -> Ru
         execute_stage(stage.pk, worker=f"{socket.gethostname()} (inline)", inline=True)
 
     for _ in STAGE_NAMES:
-        stage = advance(run.pk, dispatch_inline)
+        stage = advance(run.pk, dispatch_inline, skip_inline_reference)
         if stage is None:
             break
         stage.refresh_from_db()

@@ -8,6 +8,9 @@ holds (``migrator.pipeline.broker.pending_task_ids``: queued, or taken by a work
 and publishes the missing ones again under the same task id. A message that was in fact still on its way is harmless: the claim is a conditional
 UPDATE, so only one delivery runs the stage.
 
+The CUDA reference rows are handled the same way (``resend_lost_references``). A smoke stage waiting
+for its run's reference (not handed out on purpose) is not a lost stage.
+
 Runs of the command line (``migrate_repo``) run in their own process and are never touched.
 """
 from __future__ import annotations
@@ -23,10 +26,11 @@ from django.db.models import Max
 from migrator.pipeline import orchestrator
 from migrator.pipeline.broker import BROKER_ERRORS, BrokerUnavailable, pending_task_ids
 from migrator.projects.constants import FINAL_STAGE_STATES, STAGE_NAMES, RunState, StageState, Trigger
-from migrator.projects.models import Stage
+from migrator.projects.models import ReferenceRun, Stage
 
 log = logging.getLogger(__name__)
 Republisher = Callable[[Stage], None]
+ReferenceRepublisher = Callable[[ReferenceRun], None]
 # A worker takes a stage message only when a process is free for it (prefetch 1, acks_late) and
 # claims the stage at once; a message taken longer ago whose stage is still queued was held by a
 # worker that died before claiming it.
@@ -48,6 +52,8 @@ def next_stages(now: datetime, grace: timedelta) -> list[Stage]:
         Stage.objects.filter(run__state__in=(RunState.QUEUED, RunState.RUNNING), run__cancel_requested=False)
         .exclude(run__trigger=Trigger.CLI)
         .exclude(state__in=FINAL_STAGE_STATES)
+        # smoke waiting for a reference that is handed out: the reference is what may be lost
+        .exclude(run__reference__state__in=(StageState.QUEUED, StageState.RUNNING), run__reference__task_id__gt="")
         .select_related("run")
         .order_by("run_id", "position")[: MAX_RUNS * len(STAGE_NAMES)]
     )
@@ -74,7 +80,8 @@ def _waiting_since(stage: Stage, settled: dict[int, datetime]) -> datetime:
     return max(filter(None, (stage.run.created_at, settled.get(stage.run_id))))
 
 
-def resend_lost_stages(now: datetime, dispatch: orchestrator.Dispatcher, republish: Republisher) -> Resent:
+def resend_lost_stages(now: datetime, dispatch: orchestrator.Dispatcher, republish: Republisher,
+                       send_reference: orchestrator.ReferenceDispatcher | None = None) -> Resent:
     grace = timedelta(seconds=django_settings.MIGRATOR_REPUBLISH_GRACE_S)
     stages = next_stages(now, grace)
     handed_out = [s for s in stages if s.task_id]
@@ -88,7 +95,7 @@ def resend_lost_stages(now: datetime, dispatch: orchestrator.Dispatcher, republi
     for stage in stages:
         try:
             if not stage.task_id:
-                orchestrator.advance(stage.run_id, dispatch)
+                orchestrator.advance(stage.run_id, dispatch, send_reference)
                 resent.dispatched.append(stage.pk)
             elif stage.task_id not in pending:
                 republish(stage)
@@ -101,4 +108,35 @@ def resend_lost_stages(now: datetime, dispatch: orchestrator.Dispatcher, republi
     if resent.republished or resent.dispatched:
         log.warning("sweep: re-sent %d lost stage message(s), dispatched %d stage(s) never handed out",
                     len(resent.republished), len(resent.dispatched))
+    return resent
+
+
+def resend_lost_references(now: datetime, republish: ReferenceRepublisher) -> list[int]:
+    """Publish again the queued CUDA references (handed out, of active non-CLI runs) whose message the
+    broker no longer holds; the ids of those re-sent."""
+    grace = timedelta(seconds=django_settings.MIGRATOR_REPUBLISH_GRACE_S)
+    waiting = list(
+        ReferenceRun.objects.filter(state=StageState.QUEUED, queued_at__lt=now - grace, run__cancel_requested=False,
+                                    run__state__in=(RunState.QUEUED, RunState.RUNNING))
+        .exclude(task_id="").exclude(run__trigger=Trigger.CLI).order_by("queued_at")[:MAX_RUNS]
+    )
+    if not waiting:
+        return []
+    try:
+        pending = pending_task_ids({r.queue for r in waiting}, taken_within_s=TAKEN_CLAIM_S)
+    except BrokerUnavailable as exc:
+        log.warning("sweep: cannot read the broker (%s); lost references are re-sent on a later pass", exc)
+        return []
+    resent: list[int] = []
+    for reference in waiting:
+        if reference.task_id in pending:
+            continue
+        try:
+            republish(reference)
+        except BROKER_ERRORS as exc:
+            log.warning("sweep: broker lost again while re-sending (%s); next pass retries", exc)
+            break
+        resent.append(reference.pk)
+    if resent:
+        log.warning("sweep: re-sent %d lost CUDA reference message(s)", len(resent))
     return resent

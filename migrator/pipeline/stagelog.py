@@ -12,11 +12,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 
 from django.db import connection
 
 from migrator.projects import transitions
 from migrator.projects.models import Run
+from worker.contained import append_record
 
 log = logging.getLogger(__name__)
 FLUSH_S = 0.5
@@ -98,5 +100,52 @@ class StageLog:
                         self._cancelled = Run.objects.filter(pk=self.run_id, cancel_requested=True).exists()
                 except Exception:  # a failed beat must not end the thread; the next one retries
                     log.exception("stage %s: heartbeat or log flush failed", self.stage_id)
+        finally:
+            connection.close()
+
+
+class ReferenceLog:
+    """The CUDA reference run's log and heartbeat: text goes to its record (``records/reference.log``,
+    appended by the root side), a background thread touches the reference row's heartbeat (so the sweep
+    can tell a long nvcc build from a dead CUDA runner) and refreshes the run's cancel flag."""
+
+    def __init__(self, reference_id: int, run_id: int, path: Path) -> None:
+        self.reference_id = reference_id
+        self.run_id = run_id
+        self.path = path
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"reference-{reference_id}-heartbeat", daemon=True)
+
+    def __enter__(self) -> ReferenceLog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def write(self, text: str) -> None:
+        with self._lock:  # parallel writers append whole pieces
+            append_record(self.path, text)
+
+    def progress(self, done: int, total: int) -> None:
+        """The reference run shows no progress bar."""
+
+    def is_cancelled(self) -> bool:
+        return self._cancelled
+
+    def _beat(self) -> None:
+        try:
+            last_heartbeat = 0.0
+            while not self._stop.wait(CANCEL_CHECK_S):
+                try:
+                    if time.monotonic() - last_heartbeat >= HEARTBEAT_S:
+                        last_heartbeat = time.monotonic()
+                        transitions.touch_reference_heartbeat(self.reference_id)
+                    self._cancelled = Run.objects.filter(pk=self.run_id, cancel_requested=True).exists()
+                except Exception:  # a failed beat must not end the thread; the next one retries
+                    log.exception("reference %s: heartbeat failed", self.reference_id)
         finally:
             connection.close()

@@ -17,12 +17,13 @@ def run_stage(stage_id: int) -> None:
     hostname = getattr(current_task.request, "hostname", "") or ""
     orchestrator.execute_stage(stage_id, worker=hostname)
     run_id = Stage.objects.values_list("run_id", flat=True).get(pk=stage_id)
-    orchestrator.advance(run_id, dispatch.send_stage)
+    orchestrator.advance(run_id, dispatch.send_stage, dispatch.send_reference)
 
 
 @shared_task(name=dispatch.SWEEP_TASK)
 def sweep() -> None:
-    sweeping.sweep(dispatch.send_stage, dispatch.republish_stage, dispatch.revoke_tasks)
+    sweeping.sweep(dispatch.send_stage, dispatch.republish_stage, dispatch.revoke_tasks,
+                   send_reference=dispatch.send_reference, republish_reference=dispatch.republish_reference)
 
 
 @shared_task(name=dispatch.RETENTION_TASK, ignore_result=True)
@@ -32,4 +33,7 @@ def sweep_retention() -> None:
 
 @shared_task(name=dispatch.REFERENCE_RUN_TASK, acks_late=True, reject_on_worker_lost=True)
 def reference_run(run_id: int) -> None:
-    orchestrator.execute_reference(run_id)
+    """The run's CUDA reference (one per run, so the run id names it); then smoke can be handed out."""
+    hostname = getattr(current_task.request, "hostname", "") or ""
+    orchestrator.execute_reference(run_id, worker=hostname)
+    orchestrator.advance(run_id, dispatch.send_stage, dispatch.send_reference)

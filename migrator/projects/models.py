@@ -170,6 +170,44 @@ class Stage(models.Model):
         return min(100, round(100 * self.progress_done / self.progress_total))
 
 
+class ReferenceRun(models.Model):
+    """The CUDA reference run of a run's smoke command: the untranslated sources built with nvcc and run on
+    a CUDA runner, so the smoke stage can compare outputs. A row with a state like a stage's (queued,
+    running, passed, failed, skipped, cancelled), created when smoke is next and a comparison is asked
+    for; the smoke stage is handed out once this row is final. Its log is ``records/reference.log``, its
+    full result ``records/reference.json``; ``data`` keeps the result with output tails."""
+
+    name = "reference"  # read like a stage's name by the verdict
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="reference")
+    state = models.CharField(max_length=20, choices=StageState.choices, default=StageState.QUEUED)
+    queue = models.CharField(max_length=20, default="cuda")
+    task_id = models.CharField(max_length=64, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    summary = models.CharField(max_length=500, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["state", "queued_at"], name="reference_state_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.run} CUDA reference"
+
+    @property
+    def is_final(self) -> bool:
+        return self.state in FINAL_STAGE_STATES
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
 class LogChunk(models.Model):
     """A piece of a stage's log; ``offset`` is its first byte's position in the whole log."""
 

@@ -45,7 +45,9 @@ HELP: dict[str, str] = {
     "smoke_timeout_s": "Seconds the smoke command may run before its process group is killed.",
     "smoke_expected_exit": "The exit status that counts as success.",
     "smoke_checks": 'Checks on the output, as JSON: [{"kind": "text"|"regex"|"numeric", "pattern": "...", "expected": "...", "rel_tol": 1e-5}].',
-    "smoke_compare_reference": "Compare the output with a CUDA reference run of the original code (when a CUDA runner is online).",
-    "smoke_wait_timeout_s": "Seconds a smoke stage waits for a ROCm runner (or a free GPU) before it is given up.",
+    "smoke_compare_reference": "Compare the output with a CUDA reference run of the original code on a CUDA runner; when none "
+                               "runs it, the run is partial (needs a CUDA runner). Off: no comparison is asked for.",
+    "smoke_wait_timeout_s": "Seconds smoke waits for a ROCm runner (or a free GPU), and the CUDA reference for a CUDA runner, "
+                            "before it is recorded as not run (the run is then partial, never failed).",
     "smoke_output_limit_bytes": "Output kept from the smoke command; beyond it the output is cut with a marker.",
 }

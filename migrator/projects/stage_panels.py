@@ -121,11 +121,20 @@ def compile_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
             diagnostic["translated_url"] = review_url(run.pk, original, translated_line, side="t")
         by_file.setdefault(original or str(diagnostic.get("file") or diagnostic.get("tu") or "(driver)"), []).append(diagnostic)
     groups = [FileGroup(file=name, items=items) for name, items in sorted(by_file.items())]
+    causes = compile_cause_context(run, data)
+    return {"diagnostic_groups": groups, "missing_libraries": _missing_that_matter(data, causes), "targets": _offload_archs(run),
+            **causes}
+
+
+def _missing_that_matter(data: Mapping[str, object], causes: Mapping[str, object]) -> list[Item]:
+    """The toolchain's missing ROCm libraries that a failure here is caused by (none on a page no missing
+    library explains: the full list is on the runners page, not repeated on every compile page)."""
     toolchain = data.get("toolchain")
     libraries = _dicts(toolchain.get("libraries")) if isinstance(toolchain, dict) else []
-    missing = [lib for lib in libraries if not lib.get("installed")]
-    return {"diagnostic_groups": groups, "missing_libraries": missing, "targets": _offload_archs(run),
-            **compile_cause_context(run, data)}
+    groups = causes.get("cause_groups")
+    named = {str(g.get("key", "")).removeprefix("missing-library:") for g in groups if isinstance(g, dict)} \
+        if isinstance(groups, list) else set()
+    return [lib for lib in libraries if not lib.get("installed") and lib.get("name") in named]
 
 
 def _command_line(entry: Item) -> str:

@@ -25,7 +25,7 @@ from migrator.projects.constants import (
     RunState,
     StageState,
 )
-from migrator.projects.models import LogChunk, Run, Stage
+from migrator.projects.models import LogChunk, ReferenceRun, Run, Stage
 from migrator.projects.verdict import verdict_of
 
 
@@ -171,7 +171,8 @@ def _settle_run(run_id: int) -> None:
     if any(stage.state not in FINAL_STAGE_STATES for stage in stages):
         bump(run_id)
         return
-    final = verdict_of(stages, run.cancel_requested).state
+    reference = ReferenceRun.objects.filter(run_id=run_id).first()
+    final = verdict_of(stages, run.cancel_requested, reference).state
     Run.objects.filter(pk=run_id).update(
         state=final, finished_at=timezone.now(), started_at=run.started_at or timezone.now(), version=F("version") + 1
     )
@@ -185,6 +186,9 @@ def request_cancel(run: Run) -> list[str]:
         queued = Stage.objects.filter(run_id=run.pk, state=StageState.QUEUED)
         task_ids = [tid for tid in queued.values_list("task_id", flat=True) if tid]
         queued.update(state=StageState.CANCELLED, summary="cancelled by user", finished_at=timezone.now())
+        reference = ReferenceRun.objects.filter(run_id=run.pk, state=StageState.QUEUED)
+        task_ids += [tid for tid in reference.values_list("task_id", flat=True) if tid]
+        reference.update(state=StageState.CANCELLED, summary="cancelled by user", finished_at=timezone.now())
         _settle_run(run.pk)
     return task_ids
 
@@ -233,3 +237,89 @@ def fail_queued_stage(stage: Stage, reason: str) -> Stage | None:
     if closed is not None:
         append_log(stage.pk, stage.run_id, f"[migrator] {reason}\n")
     return closed
+
+
+# The CUDA reference run: a row with a state like a stage's (see ``ReferenceRun``). The same rules hold:
+# each change names the state it expects, the run's row is locked first, and the run settles after.
+
+def create_reference(run_id: int) -> ReferenceRun:
+    """The run's reference row, queued (or the one already there: creating it twice is harmless)."""
+    with transaction.atomic():
+        _lock_run(run_id)
+        reference, _ = ReferenceRun.objects.get_or_create(run_id=run_id)
+        bump(run_id)
+    return reference
+
+
+def mark_reference_enqueued(reference: ReferenceRun, task_id: str, queue: str) -> bool:
+    """Record the task id and queue of a reference about to be published; False when it was handed out
+    (or ended) meanwhile, and then nothing may be published."""
+    with transaction.atomic():
+        _lock_run(reference.run_id)
+        changed = ReferenceRun.objects.filter(pk=reference.pk, state=StageState.QUEUED, task_id="").update(
+            task_id=task_id, queue=queue, queued_at=timezone.now())
+        bump(reference.run_id)
+    return bool(changed)
+
+
+def claim_reference(run_id: int, worker: str) -> ReferenceRun | None:
+    """QUEUED -> RUNNING; None when another worker took it, it ended, or the run has none."""
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_run(run_id)
+        claimed = ReferenceRun.objects.filter(run_id=run_id, state=StageState.QUEUED).update(
+            state=StageState.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], summary="", data={})
+        if not claimed:
+            return None
+        Run.objects.filter(pk=run_id, state=RunState.QUEUED).update(state=RunState.RUNNING, started_at=now)
+        bump(run_id)
+    return ReferenceRun.objects.get(run_id=run_id)
+
+
+def touch_reference_heartbeat(reference_id: int) -> None:
+    ReferenceRun.objects.filter(pk=reference_id, state=StageState.RUNNING).update(heartbeat_at=timezone.now())
+
+
+def _close_reference(reference_id: int, expected: dict[str, object], state: StageState, summary: str,
+                     data: dict[str, Any] | None) -> ReferenceRun | None:
+    run_id = ReferenceRun.objects.filter(pk=reference_id).values_list("run_id", flat=True).first()
+    if run_id is None:
+        return None
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_run(run_id)
+        changed = ReferenceRun.objects.filter(pk=reference_id, **expected).update(
+            state=state, summary=summary[:500], data=data or {}, finished_at=now,
+            started_at=Coalesce(F("started_at"), now))
+        if not changed:
+            return None
+        _settle_run(run_id)
+    return ReferenceRun.objects.get(pk=reference_id)
+
+
+def finish_reference(reference_id: int, state: StageState, summary: str, data: dict[str, Any] | None = None
+                     ) -> ReferenceRun | None:
+    """RUNNING -> final; None when it was no longer running (the sweep ended it: the first outcome stays)."""
+    return _close_reference(reference_id, {"state": StageState.RUNNING}, state, summary, data)
+
+
+def skip_reference(reference: ReferenceRun, reason: str, data: dict[str, Any] | None = None) -> ReferenceRun | None:
+    """A queued reference that will not run (no CUDA runner, or it waited too long): skipped, so the
+    comparison is not checked. Expected: still queued since the same moment, so a claim meanwhile wins."""
+    expected: dict[str, object] = {"state": StageState.QUEUED, "queued_at": reference.queued_at}
+    return _close_reference(reference.pk, expected, StageState.SKIPPED, reason, data)
+
+
+def reuse_reference(reference: ReferenceRun, summary: str, data: dict[str, Any]) -> ReferenceRun | None:
+    """QUEUED (never handed out) -> PASSED with a parent run's reference result, without running it."""
+    return _close_reference(reference.pk, {"state": StageState.QUEUED, "task_id": ""}, StageState.PASSED, summary, data)
+
+
+def fail_stale_reference(reference: ReferenceRun) -> ReferenceRun | None:
+    """A running reference whose worker stopped sending heartbeats: failed (cancelled with its run);
+    a heartbeat or a finish since the sweep looked wins."""
+    last = reference.heartbeat_at.isoformat(timespec="seconds") if reference.heartbeat_at else "never"
+    expected: dict[str, object] = {"state": StageState.RUNNING, "heartbeat_at": reference.heartbeat_at}
+    if Run.objects.filter(pk=reference.run_id, cancel_requested=True).exists():
+        return _close_reference(reference.pk, expected, StageState.CANCELLED, "cancelled (worker stopped)", None)
+    return _close_reference(reference.pk, expected, StageState.FAILED, f"worker lost: no heartbeat since {last}", None)

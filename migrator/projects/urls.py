@@ -16,4 +16,5 @@ urlpatterns = [
     path("runs/<int:run_id>/rerun", run_views.run_rerun, name="run-rerun"),
     path("runs/<int:run_id>/stages/<slug:stage_name>/log", run_views.stage_log, name="stage-log"),
     path("runs/<int:run_id>/stages/<slug:stage_name>/log.txt", run_views.stage_log_raw, name="stage-log-raw"),
+    path("runs/<int:run_id>/reference/log.txt", run_views.reference_log_raw, name="reference-log-raw"),
 ]

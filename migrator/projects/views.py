@@ -19,7 +19,7 @@ from migrator.projects.access import get_project_or_404, projects_for, teams_for
 from migrator.projects.constants import SourceKind
 from migrator.projects.forms import NewProjectForm, SettingsForm, StartRunForm
 from migrator.projects.models import Project
-from migrator.projects.overview import project_rows
+from migrator.projects.overview import project_rows, run_rows
 from migrator.projects.progress import progress_chart
 from migrator.projects.queueing import queue_down_message, queue_is_down, with_retry_after
 from migrator.projects.settings_form import ProjectSettingsForm, initial_values
@@ -85,7 +85,7 @@ def _detail_page(request: AuthenticatedRequest, project: Project, form: StartRun
     runs = project.runs.select_related("archive").order_by("-number")
     page = Paginator(runs, 25).get_page(request.GET.get("page"))
     context = {
-        "project": project, "page": page, "form": form or StartRunForm(initial={"ref": project.git_ref}),
+        "project": project, "page": page, "run_rows": run_rows(list(page)), "form": form or StartRunForm(initial={"ref": project.git_ref}),
         "archives": project.archives.all()[:5], "is_git": project.source_kind == SourceKind.GIT,
         "progress_chart": progress_chart(project),
     }

@@ -8,9 +8,10 @@ from __future__ import annotations
 from django.urls import reverse
 
 from migrator.projects.causes import run_causes
-from migrator.projects.constants import RunState
+from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Run
-from migrator.projects.verdict import run_verdict
+from migrator.projects.nextsteps import run_next_steps
+from migrator.projects.verdict import run_reference, run_verdict, shown_state
 from migrator.reports.compare import compare_reports, finding_keys, settings_changes
 from migrator.reports.jsondata import JsonDict, as_dict, as_dicts
 from migrator.reports.links import absolute_url
@@ -90,7 +91,8 @@ def _core(run: Run) -> JsonDict:
         "pull_request": pr.to_dict() if pr else ({"url": run.pr_url} if run.pr_url else None),
         "source": _source(run),
         "stages": [
-            {"name": s.name, "state": s.state, "summary": s.summary, "duration_s": s.duration_s,
+            {"name": s.name, "state": s.state, "shown_state": shown_state(s, s.state).lower(), "summary": s.summary,
+             "duration_s": None if s.state in (StageState.SKIPPED, StageState.NOT_APPLICABLE) else s.duration_s,
              "not_available": isinstance(s.data, dict) and bool(s.data.get("not_available"))}
             for s in stages
         ],
@@ -102,15 +104,28 @@ def _core(run: Run) -> JsonDict:
         "build_fixes": build_fixes_section(data.get("hipify", {})),
         "compile": compile_section(data.get("compile", {})),
         "link": link_section(data.get("link", {})),
-        "smoke": smoke_section(data.get("smoke", {})),
+        "smoke": smoke_section(data.get("smoke", {}), next((s.summary for s in stages if s.name == "smoke"), "")),
+        "reference": _reference(run),
     }
+
+
+def _reference(run: Run) -> JsonDict | None:
+    """The CUDA reference run's row: a state like a stage's (None when no comparison was asked for)."""
+    reference = run_reference(run)
+    if reference is None:
+        return None
+    return {"state": reference.state, "shown_state": shown_state(reference, reference.state).lower(), "summary": reference.summary, "duration_s": reference.duration_s,
+            "worker": reference.worker, "queued_at": _iso(reference.queued_at), "finished_at": _iso(reference.finished_at)}
 
 
 def build_report(run: Run) -> JsonDict:
     """The full report of ``run``, with notebook matches and the comparison with the previous run."""
     run = Run.objects.select_related("project", "project__team", "archive").get(pk=run.pk)
     report = _core(run)
-    report["causes"] = run_causes(run).to_dict()
+    causes = run_causes(run)
+    report["causes"] = causes.to_dict()
+    steps = run_next_steps(run, list(run.stages.all()), causes.groups, run_verdict(run)) if run.is_final else []
+    report["next_steps"] = [step.to_dict() | {"href": absolute_url(step.href) if step.href else ""} for step in steps]
     report["notebook_matches"] = notebook_matches(run)
     before = previous_run(run)
     report["comparison"] = compare_runs(before, run, report) if before else None

@@ -68,9 +68,17 @@ def _header(report: JsonDict) -> str:
     causes = as_dict(report.get("causes"))
     if causes.get("summary"):
         lines.append(f"**Why it failed:** {cell(causes.get('summary'))}")
-    rows = [[cell(s.get("name")), f"{ICONS.get(as_str(s.get('state')), '')} {cell(s.get('state'))}",
+    steps = as_dicts(report.get("next_steps"))
+    if steps:
+        lines.append("**Next steps:**\n\n" + "\n".join(
+            f"{index}. {cell(step.get('text'))}" + (f" ([{cell(step.get('link_text'))}]({as_str(step.get('href'), 1000)}))"
+                                                    if step.get("href") else "")
+            for index, step in enumerate(steps, start=1)))
+    rows = [[cell(s.get("name")), f"{ICONS.get(as_str(s.get('state')), '')} {cell(s.get('shown_state') or s.get('state'))}",
              _seconds(s.get("duration_s")), cell(s.get("summary"))] for s in as_dicts(report.get("stages"))]
-    return "\n".join(lines) + "\n\n" + table(["Stage", "State", "Time", "Summary"], rows)
+    # One paragraph per line: a single newline is a line break in a GitHub comment but runs the lines
+    # together in a Markdown file and on the report page.
+    return "\n\n".join(line for line in lines if line) + "\n\n" + table(["Stage", "State", "Time", "Summary"], rows)
 
 
 def _verdict_lines(verdict: JsonDict) -> list[str]:
@@ -78,7 +86,7 @@ def _verdict_lines(verdict: JsonDict) -> list[str]:
     lines = []
     unchecked = as_dicts(verdict.get("unchecked"))
     if unchecked:
-        items = "; ".join(f"{cell(u.get('stage'))}: {cell(u.get('reason'))}" for u in unchecked)
+        items = "; ".join(f"{cell(u.get('label') or u.get('stage'))}: {cell(u.get('reason'))}" for u in unchecked)
         lines.append(f"**Verdict:** {cell(verdict.get('state'))}, not checked: {items}")
     if verdict.get("fake_gpu"):
         lines.append("> ⚠️ **Fake GPU:** some results come from devices faked with `MIGRATOR_FAKE_GPUS` (test/demo mode); "
@@ -216,7 +224,8 @@ def _smoke(report: JsonDict) -> str:
     s = as_dict(report.get("smoke"))
     if not s:
         return ""
-    lines = [f"**Exit:** {cell(s.get('signal') or s.get('exit_code'))} in {_seconds(s.get('duration_s'))}" if s.get("ran") else "**Not run.**"]
+    lines = [f"**Exit:** {cell(s.get('signal') or s.get('exit_code'))} in {_seconds(s.get('duration_s'))}" if s.get("ran")
+             else f"**{_sentence(cell(s.get('not_run') or 'not run'))}.**"]
     if s.get("fake_gpu"):
         lines.insert(0, "⚠️ **Ran on a fake GPU** (`MIGRATOR_FAKE_GPUS`): this result says nothing about real hardware.")
     if s.get("classification"):
@@ -231,8 +240,17 @@ def _smoke(report: JsonDict) -> str:
             lines.append(f"**CUDA reference reuse:** {cell(reference.get('reuse_note'))}")
         lines.append(f"**CUDA reference:** {cell(reference.get('summary') or 'not available')}; "
                      f"comparison {cell(reference.get('comparison') or 'not made')} {cell(reference.get('comparison_detail'))}")
-    title = f"Smoke{' [fake GPU]' if s.get('fake_gpu') else ''}: {cell(s.get('classification') or ('ran' if s.get('ran') else 'not run'))}"
+    reference_run = as_dict(report.get("reference"))
+    if reference_run:
+        state = as_str(reference_run.get("shown_state") or reference_run.get("state"))
+        summary = as_str(reference_run.get("summary"))
+        lines.append(f"**CUDA reference run:** {cell(summary if summary.startswith(state) else f'{state}: {summary}')}")
+    title = f"Smoke{' [fake GPU]' if s.get('fake_gpu') else ''}: {cell(s.get('classification') or ('ran' if s.get('ran') else s.get('not_run') or 'not run'))}"
     return details(title, "\n\n".join(lines))
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _notebook(report: JsonDict) -> str:

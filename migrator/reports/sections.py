@@ -212,7 +212,8 @@ def link_section(link_data: JsonDict) -> JsonDict | None:
     }
 
 
-def smoke_section(smoke: JsonDict) -> JsonDict | None:
+def smoke_section(smoke: JsonDict, summary: str = "") -> JsonDict | None:
+    """``summary``: the stage's own summary, which says why smoke did not run when it did not."""
     if not smoke:
         return None
     execution = as_dict(smoke.get("execution"))
@@ -222,6 +223,7 @@ def smoke_section(smoke: JsonDict) -> JsonDict | None:
     return {
         "fake_gpu": bool(smoke.get("fake_gpu")),
         "ran": bool(execution),
+        "not_run": "" if execution else as_str(summary, 300),
         "exit_code": execution.get("exit_code") if execution else None,
         "signal": as_str(execution.get("signal"), 20),
         "timed_out": bool(execution.get("timed_out")),

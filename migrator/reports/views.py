@@ -11,6 +11,7 @@ from markdown_it import MarkdownIt
 
 from migrator.projects.access import get_run_or_404
 from migrator.reports.build import build_report
+from migrator.reports.icons import with_icons
 from migrator.reports.markdown import export_markdown
 
 
@@ -25,7 +26,7 @@ def markdown_to_html(text: str) -> str:
 def run_report(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_run_or_404(request.user, run_id)
     report = build_report(run)
-    body = mark_safe(markdown_to_html(export_markdown(report)))  # sanitised just above
+    body = mark_safe(with_icons(markdown_to_html(export_markdown(report))))  # sanitised; icons are our own markup
     posts = run.status_posts.all()
     return render(request, "reports/run.html", {"run": run, "report": report, "body": body, "posts": posts})
 

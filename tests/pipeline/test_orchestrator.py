@@ -1,8 +1,7 @@
 """The orchestrator runs stages and records their outcomes: stages not installed, rejected sources,
-crashes, cancels mid-stage, and the CUDA reference beside smoke."""
+crashes, cancels mid-stage (the CUDA reference run: tests/pipeline/test_reference_runs.py)."""
 from __future__ import annotations
 
-import json
 import threading
 import time
 import types
@@ -23,12 +22,7 @@ from migrator.pipeline.stagelog import StageLog
 from migrator.projects import actions, transitions
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Project, Run, Stage
-from migrator.projects.workspaces import workspace_for
-from tests.markers import requires_nvcc
 from worker.context import StageContext, StageResult
-from worker.project_settings import ProjectSettings
-from worker.stages.smoke import REFERENCE_PENDING
-from worker.stages.smoke_presets import REFERENCE_ARTIFACT
 
 pytestmark = pytest.mark.django_db
 
@@ -136,50 +130,6 @@ def test_a_running_stage_stops_when_the_run_is_cancelled(
     assert time.monotonic() - started < 10  # stopped within a couple of cancel checks, not at the 20 s end
     assert done.stages.get(name="compile").state == StageState.CANCELLED
     assert scan.progress_total == 1000 and 0 < scan.progress_done < 1000  # progress reached the row; it stays where it stopped
-
-
-
-def test_no_reference_is_wanted_without_an_online_cuda_runner(fetched_run: Run, queued_smoke: Stage) -> None:
-    smoke = queued_smoke
-    assert not orchestrator.wants_reference(smoke, ProjectSettings.from_dict(fetched_run.project.settings))
-
-
-@requires_nvcc
-def test_the_reference_build_uses_nvcc_and_reports_the_missing_gpu(
-    fetched_run: Run, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
-    artifacts = workspace_for(fetched_run.pk).artifacts
-    (artifacts / REFERENCE_PENDING).write_text("x")
-    result = orchestrator.execute_reference(fetched_run.pk)
-    saved = json.loads((artifacts / REFERENCE_ARTIFACT).read_text())
-    assert saved["build"]["ok"] is True  # real nvcc compiled and linked the original CUDA code
-    assert result["ok"] is False  # no NVIDIA driver here: the program cannot run
-    assert not (artifacts / REFERENCE_PENDING).exists()
-    assert (artifacts / "reference.log").read_text()
-
-
-
-def test_the_smoke_stage_waits_for_a_pending_reference_then_goes_on(
-    fetched_run: Run, queued_smoke: Stage, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from worker.stages import smoke as smoke_module
-
-    stage = queued_smoke
-    transitions.claim_stage(stage.pk, "w")
-    ctx = orchestrator.build_context(stage, StageLog(stage.pk, fetched_run.pk))
-    pending = ctx.workspace.artifacts / REFERENCE_PENDING
-    pending.write_text("x")
-    ticks: list[int] = []
-
-    def sleep(seconds: float) -> None:
-        ticks.append(1)
-        if len(ticks) == 3:
-            pending.unlink()
-
-    monkeypatch.setattr("worker.stages.smoke.time.sleep", sleep)
-    assert smoke_module.await_reference(ctx, poll_s=0.0) is False  # finished, but wrote no result
-    assert len(ticks) == 3
 
 
 

@@ -101,3 +101,16 @@ def test_run_and_project_pages_link_reports_and_pull_requests(alice_client: Clie
     detail = alice_client.get(f"/projects/{project.pk}/").content.decode()
     section = detail[detail.index('id="runs-by-pr"'):]
     assert PR in section and f"/runs/{finished_run.pk}/report" in section and "#1 Partial" in section
+
+
+def test_the_report_page_draws_our_icons_and_keeps_its_header_lines_apart(alice_client: Client, finished_run: Run) -> None:
+    from migrator.reports.icons import EMOJI
+
+    page = alice_client.get(f"/runs/{finished_run.pk}/report").content.decode()
+    body = page[page.index('id="report"'):]
+    assert not any(emoji in body for emoji in EMOJI)  # a browser without an emoji font draws boxes
+    assert '<svg class="icon icon-partial" viewBox="0 0 16 16"' in body and 'aria-label="partial"' in body
+    assert "<p><strong>Source:</strong>" in body and "<p><strong>Full report:</strong>" in body  # one paragraph each
+    assert "<p><strong>Verdict:</strong> partial, not checked:" in body
+    assert "<p><strong>Next steps:</strong></p>" in body and "This installation lacks the stage" in body
+    assert export_markdown(build_report(finished_run)).startswith("## 🟡 Migrator")  # comments keep their emoji

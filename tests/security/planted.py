@@ -14,7 +14,8 @@ import shlex
 import shutil
 from pathlib import Path
 
-# Every record name the pipeline writes (stage artifacts, the reference's log and marker, a preset's inputs).
+# Every record name the pipeline writes (stage artifacts, the reference's log, a preset's inputs); the
+# marker an older version wrote beside a pending reference stays, so a build planting it is still caught.
 RECORD_NAMES = ("scan.json", "translation.json", "compile.json", "link.json", "smoke.json", "reference.json",
                 "reference.log", "reference.pending", "spec.json", "preset_serve.py")
 # Where a build could expect them: the old artifacts folder, the records folder, the preset folders.

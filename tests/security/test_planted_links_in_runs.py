@@ -16,11 +16,10 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.accounts.models import Team
-from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
 from migrator.projects.workspaces import workspace_for
-from tests.conftest import VADD_CU, pipeline_run
+from tests.conftest import VADD_CU, pipeline_run, run_reference_here
 from tests.downloads import downloaded
 from tests.markers import requires_nvcc
 from tests.security.planted import Canaries, plant_script
@@ -67,7 +66,7 @@ def test_a_run_whose_build_plants_links_writes_nothing_outside(
     assert states["compile"] == "passed" and states["smoke"] in ("passed", "failed"), states
     canaries.check("pipeline")
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
-    reference = orchestrator.execute_reference(run.pk)  # appends to the reference log as it goes
+    reference = run_reference_here(run)  # appends to the reference log as it goes
     canaries.check("CUDA reference")
     build = reference.get("build")
     assert isinstance(build, dict) and build.get("ok"), reference

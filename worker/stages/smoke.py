@@ -3,7 +3,9 @@
 Input: ``ctx.settings.smoke_*`` (command, timeout, expected exit, checks, output limit,
 wait timeout, compare_reference); the built program in ``/workspace/build`` (the command's
 working directory, in the run's ``work/``); optionally the CUDA reference from
-``records/reference.json`` (written by :func:`run_reference` on a ``cuda`` runner).
+``records/reference.json`` (written by :func:`run_reference` on a ``cuda`` runner). The reference run
+is a tracked row of its own; the pipeline hands this stage out only once that row is final, so the
+stage never waits for it (and never holds a GPU runner while the CUDA side works).
 Output data: ``execution`` (exit, signal, time-out, duration, peaks, output tails), ``checks``,
 ``classification`` (None when passed), ``gpu``, ``probe``, ``reference`` (comparison with the
 CUDA run; a parent run's reference only when made for the same smoke command and build),
@@ -18,11 +20,10 @@ output: ``no-device``, ``wrong-target``, ``launch-config``, ``illegal-memory-acc
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-from worker.contained import is_dir_beneath, is_file_beneath, write_record
+from worker.contained import is_dir_beneath, write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import CheckData, ClassificationData, ReferenceData, SmokeData
 from worker.project_settings import ProjectSettings
@@ -37,8 +38,6 @@ from worker.toolchain.roots import ToolchainNotFound, select_root
 from worker.toolchain.work import REFERENCE_WORK, open_work, run_sandbox
 
 SMOKE_ARTIFACT = "smoke.json"
-REFERENCE_PENDING = "reference.pending"  # a record written when a CUDA reference run was sent to a cuda runner
-REFERENCE_POLL_S = 1.0
 REFERENCE_BUILD_DIR = "reference-build"  # in the run's work/ folder, beside build/
 TAIL_CHARS = 8000
 FAKE_LABEL = "[fake GPU] "  # opens every summary of a result obtained on a MIGRATOR_FAKE_GPUS device
@@ -182,25 +181,10 @@ def run(ctx: StageContext) -> StageResult:
                          run_sandbox(root, ctx.workspace, work, gpu_devices=True), log=ctx.log,
                          cancel=ctx.is_cancelled)
     ctx.check_cancelled()  # a cancelled run's process group is already stopped
-    await_reference(ctx)
     _write_artifact(ctx, SMOKE_ARTIFACT, job.to_dict())
     if job.execution is None:
         return _not_run(ctx, job)
     return _judge(ctx, job)
-
-
-def await_reference(ctx: StageContext, poll_s: float = REFERENCE_POLL_S) -> bool:
-    """Wait while a CUDA reference run is pending (bounded by the wait limit); True when one finished."""
-    pending = ctx.workspace.records / REFERENCE_PENDING
-    deadline = time.monotonic() + ctx.settings.smoke_wait_timeout_s
-    if pending.exists():
-        ctx.log("waiting for the CUDA reference run to finish\n")
-    while pending.exists() and time.monotonic() < deadline:
-        ctx.check_cancelled()
-        time.sleep(poll_s)
-    if pending.exists():
-        ctx.log("the CUDA reference run did not finish in time; judging without it\n")
-    return is_file_beneath(ctx.workspace.records, REFERENCE_ARTIFACT)
 
 
 def _not_run(ctx: StageContext, job: GpuRun) -> StageResult:

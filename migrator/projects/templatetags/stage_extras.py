@@ -1,9 +1,15 @@
-"""Small filters for the run page's stage panels (durations, shares, dict keys with dashes)."""
+"""Small filters for the run page's stage panels (durations, waits, shares, dict keys with dashes)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from django import template
+from django.utils import timezone
+
+from migrator.projects.models import ReferenceRun, Stage
+from migrator.projects.verdict import shown_state
+from worker.wording import wait_text
 
 register = template.Library()
 
@@ -19,6 +25,41 @@ def duration(seconds: object) -> str:
         return f"{seconds:.1f} s"
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest} s"
+
+
+@register.filter
+def state_label(row: Stage | ReferenceRun) -> str:
+    """A stage's or CUDA reference's state as the page words it ("Not run" for one no runner took)."""
+    return shown_state(row, str(row.get_state_display()))
+
+
+@register.filter
+def wait(seconds: object) -> str:
+    """A wait limit in seconds as people say it: ``1800`` -> ``30 min``."""
+    return wait_text(int(seconds)) if isinstance(seconds, int) and not isinstance(seconds, bool) else ""
+
+
+@register.filter
+def since_s(moment: object) -> int | None:
+    """Whole seconds from ``moment`` (a datetime) to now; None for anything else. What a live timer
+    (``static/js/elapsed.js``) starts counting from."""
+    if not isinstance(moment, datetime):
+        return None
+    return max(0, int((timezone.now() - moment).total_seconds()))
+
+
+@register.filter
+def clock(seconds: object) -> str:
+    """Elapsed whole seconds as a timer shows them: ``42 s``, ``3 min 05 s``, ``1 h 02 min``
+    (``static/js/elapsed.js`` writes the same)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        return ""
+    total = max(0, int(seconds))
+    if total < 60:
+        return f"{total} s"
+    if total < 3600:
+        return f"{total // 60} min {total % 60:02d} s"
+    return f"{total // 3600} h {total % 3600 // 60:02d} min"
 
 
 @register.filter
