@@ -14,14 +14,26 @@ os.environ.setdefault("MIGRATOR_DB_USER", _db_credentials.user)
 os.environ.setdefault("MIGRATOR_DB_PASSWORD", _db_credentials.password)
 os.environ["MIGRATOR_MODE"] = "test"  # fake GPUs allowed (the runner tests lease them)
 os.environ.setdefault("MIGRATOR_VAR_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "migrator-tests"))
+# Under pytest-xdist (`pytest -n`), each worker process gets a folder, a broker database and cache keys of its own: run
+# ids restart in every worker's test database, so two workers would otherwise share run folders and queues. The
+# processes a test starts (Celery workers, gunicorn) inherit the environment, so they land in the same place.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if XDIST_WORKER and not os.environ["MIGRATOR_VAR_DIR"].endswith(f"-{XDIST_WORKER}"):
+    os.environ["MIGRATOR_VAR_DIR"] += f"-{XDIST_WORKER}"
 
 from migrator.settings import *  # noqa: E402,F401,F403
 from migrator.settings import VAR_DIR  # noqa: E402
 
-REDIS_TEST_URL = os.environ.get("MIGRATOR_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+# The Redis databases the suite's broker uses: 13 in a plain run, one per pytest-xdist worker otherwise (14 holds
+# the cache, with a key prefix per worker).
+_BROKER_DBS = (13, 15, 12, 11, 10, 9, 8, 7)
+_XDIST_INDEX = int(XDIST_WORKER.removeprefix("gw") or 0)
+REDIS_TEST_URL = os.environ.get(
+    "MIGRATOR_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{_BROKER_DBS[_XDIST_INDEX % len(_BROKER_DBS)]}")
 CELERY_BROKER_URL = REDIS_TEST_URL
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/14"},
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/14",
+                "KEY_PREFIX": XDIST_WORKER},
     # Per process and cleared before each test (tests/conftest.py): counts never leak between tests.
     "throttle": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
 }
