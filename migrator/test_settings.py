@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from migrator.localdb import database_credentials
 
 # The database role ./dev made is kept in the installation's var folder; the tests' own files go elsewhere.
@@ -24,12 +26,14 @@ if XDIST_WORKER and not os.environ["MIGRATOR_VAR_DIR"].endswith(f"-{XDIST_WORKER
 from migrator.settings import *  # noqa: E402,F401,F403
 from migrator.settings import VAR_DIR  # noqa: E402
 
-# The Redis databases the suite's broker uses: 13 in a plain run, one per pytest-xdist worker otherwise (14 holds
-# the cache, with a key prefix per worker).
-_BROKER_DBS = (13, 15, 12, 11, 10, 9, 8, 7)
+# The Redis database the suite's broker uses: 13 in a plain run, one per pytest-xdist worker otherwise (14 holds
+# the cache, with a key prefix per worker). The others belong to a developer's instance (0/1) and the benchmarks
+# (3-12, bench/README.md), so at most three workers.
+_BROKER_DBS = (13, 15, 2)
 _XDIST_INDEX = int(XDIST_WORKER.removeprefix("gw") or 0)
-REDIS_TEST_URL = os.environ.get(
-    "MIGRATOR_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{_BROKER_DBS[_XDIST_INDEX % len(_BROKER_DBS)]}")
+if _XDIST_INDEX >= len(_BROKER_DBS):
+    raise ImproperlyConfigured(f"the test suite runs on at most {len(_BROKER_DBS)} workers (MIGRATOR_TEST_WORKERS)")
+REDIS_TEST_URL = os.environ.get("MIGRATOR_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{_BROKER_DBS[_XDIST_INDEX]}")
 CELERY_BROKER_URL = REDIS_TEST_URL
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/14",
