@@ -74,7 +74,7 @@ def configure_flags(archs: list[str]) -> list[str]:
     """What every configure gets beyond the compilers: the run's offload targets and the C dialect
     (first in CMAKE_C_FLAGS, so a project's own -std or C_STANDARD comes later and wins)."""
     joined = ";".join(archs)
-    return [f"-DCMAKE_HIP_ARCHITECTURES={joined}", f"-DAMDGPU_TARGETS={joined}", f"-DGPU_TARGETS={joined}",
+    return ["--no-warn-unused-cli", f"-DCMAKE_HIP_ARCHITECTURES={joined}", f"-DAMDGPU_TARGETS={joined}", f"-DGPU_TARGETS={joined}",
             f"-DCMAKE_C_FLAGS_INIT=-std={DEFAULT_C_STD}"]
 
 
@@ -148,9 +148,9 @@ def inspect_outputs(outcome: CMakeOutcome, sandbox: Sandbox, workspace: Path, bu
 
 
 def _device_archs(sandbox: Sandbox, path: str, objdump: str) -> list[str]:
-    """GPU targets of the offload bundles in ``path``, listed in a scratch folder of the sandbox (the
-    tool extracts each bundle it lists)."""
-    script = 'cd "$(mktemp -d)" && exec "$0" --offloading -- "$1"'
+    """GPU targets of the offload bundles in ``path``, listed in a scratch folder of the sandbox: the
+    tool extracts each bundle it lists next to the name it is given, here a link in that folder."""
+    script = 'cd "$(mktemp -d)" && ln -s "$1" output && exec "$0" --offloading output'
     try:
         done = sandbox.run(["sh", "-c", script, objdump, path], limits=_INSPECT_LIMITS)
     except SandboxUnavailable:
