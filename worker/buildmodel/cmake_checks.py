@@ -44,13 +44,13 @@ def unbuilt_cuda_sources(model: CMakeModel, tree: Path) -> list[SourceProblem]:
     problems = []
     for target in model.built_targets:
         languages = {source.path: source.language for source in target.sources}
+        collected = aux_cuda_sources(tree, target)
         for path in sorted({s.path for s in target.sources if s.path.endswith(CUDA_SUFFIXES)}):
             if languages[path] != "HIP":
                 how = f"compiles it as {languages[path]}" if languages[path] else "does not compile it"
-                problems.append(SourceProblem(target.name, path, RULE_LANGUAGE, how))
-        for path in aux_cuda_sources(tree, target):
-            if path not in languages:
-                problems.append(SourceProblem(target.name, path, RULE_AUX, "leaves it out of the target"))
+                problems.append(SourceProblem(target.name, path, RULE_AUX if path in collected else RULE_LANGUAGE, how))
+        problems += [SourceProblem(target.name, path, RULE_AUX, "leaves it out of the target")
+                     for path in collected if path not in languages]
     return problems
 
 
