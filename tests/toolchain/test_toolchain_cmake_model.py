@@ -114,3 +114,15 @@ def test_a_cuda_source_the_converted_build_drops_fails_the_configuration(built: 
     assert outcome.cmake["problems"] == [problem]
     assert outcome.compile.summary == f"Project build failed: build configuration: {problem}"
     assert "$ cmake --build" not in outcome.log  # no build of a configuration known to be wrong
+
+
+def test_the_compile_page_lists_what_was_built_and_for_which_gpus(built: dict[str, Outcome]) -> None:
+    from django.template.loader import render_to_string
+
+    page = render_to_string("projects/stages/_compile.html", {"data": built["glob_library"].compile.data, "panel": {}})
+    table = page[page.index('id="cmake-outputs"'):page.index("</table>", page.index('id="cmake-outputs"'))]
+    assert "<td>imagekernels <span class=\"muted\">static_library</span></td><td><code>libimagekernels.a</code></td>" in table
+    assert "<td>gfx90a</td>" in table and "none (host code only)" in table
+    assert "C sources: <code>-std=gnu17</code>" in page
+    nothing = render_to_string("projects/stages/_compile.html", {"data": built["optional_vulkan"].compile.data, "panel": {}})
+    assert '<p class="sev-error" id="cmake-nothing-built">Nothing built: CMake configured no target' in nothing

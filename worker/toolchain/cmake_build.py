@@ -7,8 +7,8 @@ the root side) into ``worker.buildmodel.cmake_model``. From the model: every CUD
 must be compiled as HIP, and every HIP compile must name the run's offload targets, else the build's
 configuration fails naming file and rule; the build step keeps going past failing files (``-k`` for
 make, ``-k 0`` for ninja). After the build, each output the model names must exist, and each output of a
-target with HIP sources must hold device code for every offload target (``llvm-objdump --offloading``,
-in the sandbox). A build that exits 0 and leaves none of them is "nothing built", with the reasons the
+target with HIP sources that holds device code must hold it for every offload target (``llvm-objdump
+--offloading``, in the sandbox; an output without any bundle comes from HIP sources without kernels). A build that exits 0 and leaves none of them is "nothing built", with the reasons the
 configure printed.
 """
 from __future__ import annotations
@@ -132,7 +132,8 @@ def inspect_outputs(outcome: CMakeOutcome, sandbox: Sandbox, workspace: Path, bu
         output = BuiltOutput(target.name, target.type, artifact, present)
         if present and needs_device_code(target, artifact):
             output.offload_archs = _device_archs(sandbox, f"{sandbox.inside(workspace / build_rel)}/{artifact}", objdump)
-            output.missing_archs = [arch for arch in archs if arch not in output.offload_archs]
+            # no bundle at all: HIP sources without kernels (a host program calling HIP libraries)
+            output.missing_archs = [arch for arch in archs if output.offload_archs and arch not in output.offload_archs]
         outcome.outputs.append(output)
     absent = [o for o in outcome.outputs if not o.present]
     if len(absent) == len(outcome.outputs):
