@@ -154,3 +154,14 @@ def test_the_conversion_keeps_aux_generator_expression_and_other_folder_sources(
             "PROPERTIES LANGUAGE HIP)") in extra
     assert "cmake.aux-source-directory-cuda" in {fix.rule_id for fix in applied}
     assert apply_fixes(tmp_path, scan_build_files(tmp_path, ()), set()) == []  # twice changes nothing
+
+
+def test_targets_excluded_from_all_are_not_expected_after_a_build(tmp_path: Path) -> None:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text("add_library(kernels STATIC EXCLUDE_FROM_ALL src/blur.cu)\n"
+                                             "add_subdirectory(tools EXCLUDE_FROM_ALL)\n")
+    (tmp_path / "tools" / "CMakeLists.txt").write_text("add_library(timer STATIC timer.c)\n")
+    assert [t.name for t, _ in expected_outputs(load(REPLY), tmp_path)] == ["demo"]
+    (tmp_path / "CMakeLists.txt").write_text("add_library(kernels STATIC src/blur.cu)\n"
+                                             "set_target_properties(kernels PROPERTIES EXCLUDE_FROM_ALL ON)\n")
+    assert [t.name for t, _ in expected_outputs(load(REPLY), tmp_path)] == ["demo", "timer"]

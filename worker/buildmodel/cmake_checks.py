@@ -100,10 +100,38 @@ def _archs_in_flags(fragments: list[str]) -> list[str]:
     return found
 
 
-def expected_outputs(model: CMakeModel) -> list[tuple[Target, str]]:
-    """(target, artifact) for each file a successful build leaves, relative to the build folder. Object
-    libraries name their objects; they are checked like the rest."""
-    return [(target, artifact) for target in model.built_targets for artifact in target.artifacts]
+def expected_outputs(model: CMakeModel, tree: Path | None = None) -> list[tuple[Target, str]]:
+    """(target, artifact) for each file a build of ``all`` leaves, relative to the build folder (targets
+    excluded from ``all`` in the build files of ``tree`` are not built by it). Object libraries name their
+    objects; they are checked like the rest."""
+    excluded = excluded_from_all(tree, model) if tree is not None else set()
+    return [(target, artifact) for target in model.built_targets if target.name not in excluded
+            for artifact in target.artifacts]
+
+
+def excluded_from_all(tree: Path, model: CMakeModel) -> set[str]:
+    """Targets a plain build does not make: declared ``EXCLUDE_FROM_ALL``, given that property, or in a
+    folder added with ``add_subdirectory(… EXCLUDE_FROM_ALL)`` (the File API does not say)."""
+    folders: list[str] = []
+    named: set[str] = set()
+    for folder in sorted({t.folder for t in model.targets} | {""}):
+        listing = tree / folder / "CMakeLists.txt"
+        if not listing.is_file() or not listing.resolve().is_relative_to(tree.resolve()):
+            continue
+        for command in commands(listing.read_text(errors="replace").splitlines()):
+            words = [a.upper() for a in command.arguments]
+            if "EXCLUDE_FROM_ALL" not in words or not command.arguments:
+                continue
+            if command.name == "add_subdirectory":
+                folders.append(posixpath.normpath(posixpath.join(folder, command.arguments[0])))
+            elif command.name in ("add_executable", "add_library"):
+                named.add(command.arguments[0])
+            elif command.name in ("set_target_properties", "set_property"):
+                at = words.index("EXCLUDE_FROM_ALL")
+                if at + 1 < len(words) and words[at + 1] in ("ON", "TRUE", "1", "YES"):
+                    named.update(a for a in command.arguments[:at] if a.upper() not in ("TARGET", "PROPERTIES", "PROPERTY"))
+    return named | {t.name for t in model.targets
+                    if any(t.folder == f or t.folder.startswith(f + "/") for f in folders)}
 
 
 def needs_device_code(target: Target, artifact: str) -> bool:

@@ -118,12 +118,13 @@ def check_configuration(outcome: CMakeOutcome, tree: Path, archs: list[str]) -> 
 
 
 def inspect_outputs(outcome: CMakeOutcome, sandbox: Sandbox, workspace: Path, build_rel: str, objdump: str,
-                    archs: list[str], configure_output: str) -> str:
-    """Check what the build left against the model; the error to report ("" when all is there)."""
+                    archs: list[str], configure_output: str, tree: Path) -> str:
+    """Check what the build left against the model (``tree``: the converted build files); the error to
+    report ("" when all is there)."""
     model = outcome.model
     if model is None:
         return ""
-    expected = expected_outputs(model)
+    expected = expected_outputs(model, tree)
     if not expected:
         outcome.nothing_built = _nothing_reason(model, configure_output)
         return f"nothing built: {outcome.nothing_built}"

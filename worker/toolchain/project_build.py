@@ -154,7 +154,7 @@ def run_project_build(
     if report.cmake is not None and not report.error:
         report.error = inspect_outputs(report.cmake, sandbox, workspace_root, relative_build(workspace_root, build_dir),
                                        str(Path(toolchain.clang).parent / "llvm-objdump"),
-                                       list(settings.offload_archs), "".join(outputs))
+                                       list(settings.offload_archs), "".join(outputs), read_tree or hip_tree)
     report.ok = not report.error
     report.output = "".join(outputs)
     report.diagnostics = parse_compiler_output(report.output)
