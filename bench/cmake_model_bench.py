@@ -78,8 +78,11 @@ def migrate(tree: Path) -> tuple[str, str, float, list[dict[str, object]], str]:
     run = Run.objects.filter(project__name=tree.name).latest("pk")
     stages = {stage.name: stage for stage in run.stages.all()}
     compiled = stages["compile"]
-    outputs = list((compiled.data or {}).get("cmake_build", {}).get("outputs", []))
-    return compiled.state, stages["link"].state, time.monotonic() - started, outputs, compiled.summary
+    data = compiled.data or {}
+    outputs = list(data.get("cmake_build", {}).get("outputs", []))
+    errors = [d for d in data.get("diagnostics", []) if d.get("severity") in ("error", "fatal")]
+    first = f"; first error: {errors[0].get('file')}:{errors[0].get('line')}: {errors[0].get('message')}" if errors else ""
+    return compiled.state, stages["link"].state, time.monotonic() - started, outputs, compiled.summary + first
 
 
 def show(name: str, result: tuple[str, str, float, list[dict[str, object]], str]) -> bool:
