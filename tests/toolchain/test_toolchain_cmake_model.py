@@ -85,9 +85,11 @@ def test_aux_source_directory_keeps_its_cuda_sources(built: dict[str, Outcome]) 
 def test_glob_recurse_library_and_old_c_get_gnu17(built: dict[str, Outcome]) -> None:
     """The device code is checked in the outputs of targets with HIP sources (the program here is C++ only)."""
     outcome = built["glob_library"]
-    assert outputs(outcome) == {"libimagekernels.a": ["gfx90a"], "liblegacytimer.a": [], "blurdemo": []}
-    assert outcome.cmake["c_std"] == ["gnu17"] and outcome.cmake["c_std_default"] == "gnu17"
-    assert "C compiled with -std=gnu17" in outcome.log
+    assert outputs(outcome) == {"libimagekernels.a": ["gfx90a"], "liblegacytimer.a": [], "libchecksum.a": [],
+                                "blurdemo": []}
+    # K&R C builds with gnu17; a C standard the project names itself still wins
+    assert outcome.cmake["c_std"] == ["gnu11", "gnu17"] and outcome.cmake["c_std_default"] == "gnu17"
+    assert "C compiled with -std=gnu11, gnu17" in outcome.log
 
 
 def test_sources_from_a_subdirectory_and_a_generator_expression_build_as_hip(built: dict[str, Outcome]) -> None:
@@ -123,6 +125,6 @@ def test_the_compile_page_lists_what_was_built_and_for_which_gpus(built: dict[st
     table = page[page.index('id="cmake-outputs"'):page.index("</table>", page.index('id="cmake-outputs"'))]
     assert "<td>imagekernels <span class=\"muted\">static_library</span></td><td><code>libimagekernels.a</code></td>" in table
     assert "<td>gfx90a</td>" in table and "none (host code only)" in table
-    assert "C sources: <code>-std=gnu17</code>" in page
+    assert "C sources: <code>-std=gnu11, gnu17</code>" in page
     nothing = render_to_string("projects/stages/_compile.html", {"data": built["optional_vulkan"].compile.data, "panel": {}})
     assert '<p class="sev-error" id="cmake-nothing-built">Nothing built: CMake configured no target' in nothing

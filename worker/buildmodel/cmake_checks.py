@@ -157,9 +157,11 @@ def skip_reasons(configure_output: str, limit: int = 4) -> list[str]:
 
 
 def c_dialects(model: CMakeModel) -> list[str]:
-    """The ``-std=`` values the model's C compiles use."""
-    found: list[str] = []
+    """The C dialects the model's C compiles use: per target the last ``-std=`` (the one in effect)."""
+    found: set[str] = set()
     for target in model.built_targets:
-        for fragment in target.compile_flags.get("C", []):
-            found += [word.split("=", 1)[1] for word in fragment.split() if word.startswith("-std=")]
-    return sorted(set(found))
+        words = [word for fragment in target.compile_flags.get("C", []) for word in fragment.split()]
+        named = [word.split("=", 1)[1] for word in words if word.startswith("-std=")]
+        if named:
+            found.add(named[-1])
+    return sorted(found)
