@@ -4,7 +4,9 @@ Every step runs in the sandbox over the toolchain root (``sandbox.py``): for a r
 ``/workspace`` with the build's copy of the translated tree at ``/workspace/hip`` (``work.py``), nothing
 of the host. The build files are read from the translated tree as translation wrote it (``read_tree``),
 never from the copy a build may have changed. CMake is configured with the root's clang as the HIP compiler
-(CMake's HIP language), ``hipcc`` as the C++ compiler and the project's targets as HIP architectures;
+(CMake's HIP language), ``hipcc`` as the C++ compiler, the project's targets as HIP architectures and
+``gnu17`` for C without a standard of its own, then checked and its outputs inspected against CMake's own
+model of the targets (``cmake_build.py``: File API, keep-going, "nothing built");
 Make gets ``CXX=hipcc HIPCC=hipcc NVCC=hipcc`` overrides; ``settings.build_command`` runs through
 ``sh -c`` inside the sandbox, in the translated tree. Compiler diagnostics and link problems are
 parsed from the combined output.
