@@ -99,7 +99,7 @@ def test_cuda_sources_not_compiled_as_hip_are_named_with_their_rule(tmp_path: Pa
     (tmp_path / "src").mkdir()
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "scan.cu").write_text("__global__ void k() {}\n")
-    (tmp_path / "CMakeLists.txt").write_text("aux_source_directory(kernels KERNELS)\n"
+    (tmp_path / "CMakeLists.txt").write_text("aux_source_directory(${CMAKE_CURRENT_SOURCE_DIR}/kernels KERNELS)\n"
                                              "add_library(kernels STATIC src/blur.cu ${KERNELS})\n")
     problems = unbuilt_cuda_sources(load(REPLY), tmp_path)
     assert [(p.target, p.path, p.rule) for p in problems] == [

@@ -68,6 +68,8 @@ def aux_cuda_sources(tree: Path, target: Target) -> list[str]:
         if command.name != "aux_source_directory" or len(command.arguments) < 2:
             continue
         folder, variable = command.arguments[0], command.arguments[1]
+        for name in ("${CMAKE_CURRENT_SOURCE_DIR}", "${CMAKE_CURRENT_LIST_DIR}"):
+            folder = folder.replace(name, ".", 1) if folder.startswith(name) else folder
         if f"${{{variable}}}" not in used or "$" in folder:
             continue
         base = posixpath.normpath(posixpath.join(target.folder, folder))
