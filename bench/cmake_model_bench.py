@@ -104,7 +104,7 @@ def main() -> int:
     args = parser.parse_args()
     print(f"load average at start: {Path('/proc/loadavg').read_text().split()[:3]}")
     with tempfile.TemporaryDirectory(prefix="cmake-model-bench-") as scratch, \
-            scratch_django("cmake_model", broker_db=15, cache_db=2):
+            scratch_django("cmake_model", broker_db=6, cache_db=5):
         from migrator.accounts.actions import create_user_and_team
 
         create_user_and_team("bench", "bench-password-1", "Bench")
