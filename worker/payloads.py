@@ -193,6 +193,18 @@ class ProjectBuildData(TypedDict):
     run_dir: str  # build or hip: where the smoke command runs
 
 
+class CMakeBuildData(TypedDict):
+    """CMake's own model of the converted build (its File API) and what the build left against it."""
+    cmake_version: str
+    generator: str
+    targets: list[JsonObject]  # name, type, folder, declared_at, languages, sources (count), artifacts
+    outputs: list[JsonObject]  # target, type, path, present, offload_archs, missing_archs
+    problems: list[str]  # the configuration: CUDA sources not built as HIP, offload targets not named
+    nothing_built: str  # why, when the build left nothing
+    c_std: list[str]  # the -std= of the C compiles
+    c_std_default: str  # what a C source without a -std of its project gets
+
+
 class BuildUnitData(TypedDict):
     name: str
     kind: str
@@ -222,6 +234,7 @@ class CompileData(NotApplicableData, total=False):
     duration_s: float
     build_units: list[BuildUnitData]
     project_build: ProjectBuildData
+    cmake_build: CMakeBuildData
     # the kind gate: a PyTorch extension without ROCm PyTorch in the toolchain
     cause: str
     missing: str

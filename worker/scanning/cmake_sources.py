@@ -16,6 +16,8 @@ from worker.scanning.libraries import CMAKE_LIBRARIES
 _COMMAND = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(")
 _CU_ITEM = re.compile(r"^[\w./${}*+-]*\.cu$")
 _VARIABLE = re.compile(r"^\$\{(\w+)\}$")
+_GENEX_CU = re.compile(r"[:,]([\w./${}+-]+\.cu)(?=[>,])")
+_DECLARING = {"add_executable", "add_library", "cuda_add_executable", "cuda_add_library"}
 _TARGET_COMMANDS = {"add_executable", "add_library", "target_sources", "cuda_add_executable", "cuda_add_library"}
 _NOT_SOURCES = {"PRIVATE", "PUBLIC", "INTERFACE", "STATIC", "SHARED", "MODULE", "OBJECT", "WIN32", "MACOSX_BUNDLE",
                 "EXCLUDE_FROM_ALL", "IMPORTED", "ALIAS", "GLOBAL", "FILE_SET", "TYPE", "BASE_DIRS", "FILES", "OPTIONS"}
@@ -108,28 +110,48 @@ def marked_hip_sources(text: str) -> set[str]:
     return {item.strip('"') for m in _MARKED.finditer(text) for item in m.group(1).split()}
 
 
-def language_insertions(lines: list[str]) -> list[tuple[int, list[str]]]:
-    """(line after which to insert, .cu items) for each target command whose .cu sources are not yet
-    marked LANGUAGE HIP."""
+def language_insertions(lines: list[str]) -> list[tuple[int, list[str], str]]:
+    """(line after which to insert, .cu items, the target when it is declared in another folder) for each
+    target command whose .cu sources are not yet marked LANGUAGE HIP."""
     found = commands(lines)
     holders = _cu_variables(found)
+    declared = {c.arguments[0] for c in found if c.name in _DECLARING and c.arguments}
     marked = marked_hip_sources("\n".join(strip_comment(line) for line in lines))
-    insertions: list[tuple[int, list[str]]] = []
+    insertions: list[tuple[int, list[str], str]] = []
     for command in found:
         if command.name not in _TARGET_COMMANDS:
             continue
         items: list[str] = []
         for item in command.arguments[1:]:
-            if item.upper() in _NOT_SOURCES or "$<" in item:
+            if item.upper() in _NOT_SOURCES:
                 continue
-            if _CU_ITEM.match(item):
+            if "$<" in item:  # $<$<BOOL:${FAST}>:fast.cu>: the file, whichever way the condition goes
+                items += _GENEX_CU.findall(item)
+            elif _CU_ITEM.match(item):
                 items.append(item)
             elif v := _VARIABLE.match(item):
                 items += holders.get(v.group(1), [])
         items = [i for i in dict.fromkeys(items) if i not in marked]
         if items:
-            insertions.append((command.last, items))
+            # sources added to a target of another folder take their properties from that folder
+            elsewhere = command.name == "target_sources" and command.arguments[0] not in declared
+            insertions.append((command.last, items, command.arguments[0] if elsewhere else ""))
             marked.update(items)
+    return insertions
+
+
+def aux_source_insertions(lines: list[str]) -> list[tuple[int, str, str]]:
+    """(line after which to insert, folder, variable) for each ``aux_source_directory(folder VAR)`` whose
+    ``.cu`` files are not yet added: it lists files by the enabled languages' extensions, and the HIP
+    language's is ``.hip`` only, so after the switch it drops every ``.cu`` file."""
+    found = commands(lines)
+    text = "\n".join(strip_comment(line) for line in lines)
+    insertions = []
+    for command in found:
+        if command.name == "aux_source_directory" and len(command.arguments) >= 2:
+            folder, variable = command.arguments[0], command.arguments[1]
+            if not re.search(rf"\bfile\s*\(\s*GLOB\s+{re.escape(variable)}_CUDA_SOURCES\b", text, re.IGNORECASE):
+                insertions.append((command.last, folder, variable))
     return insertions
 
 

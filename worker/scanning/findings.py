@@ -64,7 +64,7 @@ _OWN_RULES = (
     "cmake.find-package-cuda", "cmake.find-package-cudatoolkit", "cmake.enable-language-cuda",
     "cmake.project-language-cuda", "cmake.findcuda-macro", "cmake.findcuda-variable", "cmake.cuda-imported-target",
     "cmake.cmake-cuda-variable", "cmake.cuda-property", "cmake.cu-source-language", "cmake.cuda-generator-expression",
-    "cmake.hip-host-link",
+    "cmake.hip-host-link", "cmake.aux-source-directory-cuda",
     "python-build.cuda-extension", "python-build.cuda-home", "python-build.nvcc-compile-args",
     "dependencies.cuda-wheel-index", "dependencies.cuda-local-version", "dependencies.nvidia-wheel",
     "dependencies.cupy-cuda", "dependencies.conda-cuda-package", "dependencies.nvidia-channel",

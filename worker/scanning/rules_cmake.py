@@ -11,7 +11,13 @@ from __future__ import annotations
 import posixpath
 import re
 
-from worker.scanning.cmake_sources import commands, commands_by_line, host_link_insertions, language_insertions
+from worker.scanning.cmake_sources import (
+    aux_source_insertions,
+    commands,
+    commands_by_line,
+    host_link_insertions,
+    language_insertions,
+)
 from worker.scanning.libraries import CMAKE_TARGET_MAP, LINK_LIBRARY_MAP
 from worker.scanning.model import Finding, RuleHit, ScanContext, make_hit, to_finding
 from worker.scanning.rules_commands import compiler_hits, host_compiler_hits, library_hits
@@ -20,6 +26,7 @@ from worker.scanning.rules_renames import renamed_source_hits
 _FIND_CUDA = re.compile(r"find_package\s*\(\s*(CUDA|CUDAToolkit)\b([^)]*)(\)?)", re.IGNORECASE)
 _GENEX_CUDA = re.compile(r"\$<(?:COMPILE_LANG(?:UAGE|_AND_ID)|LINK_LANGUAGE|LINK_LANG_AND_ID):[\w,]*")
 _ENABLE_CUDA = re.compile(r"\b(enable_language|check_language)\s*\(\s*CUDA\s*\)", re.IGNORECASE)
+_PROJECT_CUDA = re.compile(r"\bproject\s*\([^)]*\bCUDA\b", re.IGNORECASE)
 _ENABLED_HIP = re.compile(r"\benable_language\s*\(\s*HIP\b|\bproject\s*\([^)]*\bHIP\b", re.IGNORECASE)
 _SIMPLE_MACROS = {"cuda_add_executable": "add_executable", "cuda_add_library": "add_library",
                   "cuda_include_directories": "include_directories"}
@@ -187,10 +194,11 @@ def _structure_findings(lines: list[str], rel: str, ctx: ScanContext) -> list[Fi
     """Lines to insert: LANGUAGE HIP for each target's .cu sources, and the HIP language where the
     project enables neither CUDA nor HIP although it builds .cu files."""
     findings = []
-    for last, items in language_insertions(lines):
+    for last, items, elsewhere in language_insertions(lines):
         items = [_renamed(item, ctx) for item in items]
         body = lines[last - 1].rstrip("\r\n")
-        statement = f"set_source_files_properties({' '.join(items)} PROPERTIES LANGUAGE HIP)"
+        scope = f" TARGET_DIRECTORY {elsewhere}" if elsewhere else ""
+        statement = f"set_source_files_properties({' '.join(items)}{scope} PROPERTIES LANGUAGE HIP)"
         hit = RuleHit("cu-source-language", "error", len(body), "", ".cu files are compiled as CUDA by extension; "
                       "they build as HIP once marked LANGUAGE HIP.", replacement="\n" + statement,
                       notebook_slug=SLUG, suggestion=statement)
@@ -205,6 +213,8 @@ def _structure_findings(lines: list[str], rel: str, ctx: ScanContext) -> list[Fi
             findings.append(to_finding(hit, rel, last, "cmake"))
     text = "\n".join(lines)
     has_language = _ENABLED_HIP.search(text) or _ENABLE_CUDA.search(text)
+    if has_language or _PROJECT_CUDA.search(text):
+        findings += _aux_source_findings(lines, rel)
     project = next((c for c in commands(lines) if c.name == "project"), None)
     if any(f.rule_id == "cmake.cu-source-language" for f in findings) and project and not has_language and "CUDA" not in project.arguments:
         body = lines[project.last - 1].rstrip("\r\n")
@@ -212,6 +222,22 @@ def _structure_findings(lines: list[str], rel: str, ctx: ScanContext) -> list[Fi
                       "no GPU language; HIP sources need enable_language(HIP).", replacement="\nenable_language(HIP)",
                       notebook_slug=SLUG)
         findings.append(to_finding(hit, rel, project.last, "cmake"))
+    return findings
+
+
+def _aux_source_findings(lines: list[str], rel: str) -> list[Finding]:
+    findings = []
+    for last, folder, variable in aux_source_insertions(lines):
+        sources = f"{variable}_CUDA_SOURCES"
+        pattern = f"{folder.rstrip('/')}/*.cu" if folder not in (".", "") else "*.cu"
+        block = (f'file(GLOB {sources} CONFIGURE_DEPENDS "{pattern}")\n'
+                 f"set_source_files_properties(${{{sources}}} PROPERTIES LANGUAGE HIP)\n"
+                 f"list(APPEND {variable} ${{{sources}}})")
+        hit = RuleHit("aux-source-directory-cuda", "error", len(lines[last - 1].rstrip("\r\n")), "",
+                      "aux_source_directory lists the files of the enabled languages' extensions; the HIP "
+                      "language's is .hip, so the .cu files of this folder are dropped unless added as HIP sources.",
+                      replacement="\n" + block, notebook_slug=SLUG, suggestion=block)
+        findings.append(to_finding(hit, rel, last, "cmake"))
     return findings
 
 

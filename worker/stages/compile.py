@@ -115,7 +115,11 @@ def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, t
     payload = CompileData(
         toolchain=toolchain, mode="project", files=[], diagnostics=diagnostics, summary=summary_by_file(diagnostics),
         cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason)
+    if report.cmake is not None:
+        payload["cmake_build"] = report.cmake.to_data()
     _store(ctx, payload)
+    if report.cmake is not None and report.cmake.nothing_built:
+        return StageResult.failed(f"Nothing built: {report.cmake.nothing_built}", **payload)
     if not report.ok:
         return StageResult.failed(f"Project build failed: {report.error}", **payload)
     return StageResult.passed(f"Project build ({report.system}) succeeded.", **payload)

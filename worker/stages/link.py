@@ -74,6 +74,9 @@ def _project_link(compiled: CompileData) -> StageResult:
         return StageResult.failed("Project build results are missing.")
     problems = build.get("link_problems", [])
     payload = LinkData(mode="project", targets=[], problems=problems, libraries=[], inferred_libraries=[])
+    nothing = compiled.get("cmake_build", {}).get("nothing_built")
+    if nothing:
+        return StageResult.failed(f"Nothing linked: the project's build built nothing ({nothing}).", **payload)
     if problems or not build.get("ok"):
         return StageResult.failed(f"Project build did not link: {len(problems)} link problem(s).", **payload)
     return StageResult.passed("Linked by the project's own build.", **payload)

@@ -4,7 +4,9 @@ Every step runs in the sandbox over the toolchain root (``sandbox.py``): for a r
 ``/workspace`` with the build's copy of the translated tree at ``/workspace/hip`` (``work.py``), nothing
 of the host. The build files are read from the translated tree as translation wrote it (``read_tree``),
 never from the copy a build may have changed. CMake is configured with the root's clang as the HIP compiler
-(CMake's HIP language), ``hipcc`` as the C++ compiler and the project's targets as HIP architectures;
+(CMake's HIP language), ``hipcc`` as the C++ compiler, the project's targets as HIP architectures and
+``gnu17`` for C without a standard of its own, then checked and its outputs inspected against CMake's own
+model of the targets (``cmake_build.py``: File API, keep-going, "nothing built");
 Make gets ``CXX=hipcc HIPCC=hipcc NVCC=hipcc`` overrides; ``settings.build_command`` runs through
 ``sh -c`` inside the sandbox, in the translated tree. Compiler diagnostics and link problems are
 parsed from the combined output.
@@ -17,7 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from worker.buildmodel.cmake_model import ModelError
 from worker.project_settings import ProjectSettings
+from worker.toolchain.cmake_build import (
+    CMakeOutcome,
+    check_configuration,
+    configure_flags,
+    inspect_outputs,
+    keep_going,
+    load_model,
+    make_query,
+    relative_build,
+)
 from worker.toolchain.demangle import sandboxed_demangler
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import (
@@ -28,6 +41,7 @@ from worker.toolchain.diagnostics import (
 )
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import MOUNT, Mechanism, Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.work import WorkError
 
 
 @dataclass
@@ -50,6 +64,7 @@ class ProjectBuildReport:
     error: str = ""
     duration_s: float = 0.0
     run_dir: str = ""  # workspace-relative folder its outputs land in (smoke commands run there)
+    cmake: CMakeOutcome | None = None  # CMake's model of the build and what it left (CMake builds)
 
 
 def plan_build(
@@ -64,10 +79,9 @@ def plan_build(
     if settings.build_command:
         return "command", [BuildStep("build", ["sh", "-c", settings.build_command], source)]
     if (hip_tree / "CMakeLists.txt").is_file():
-        archs = ";".join(settings.offload_archs)
         configure = ["cmake", "-S", source, "-B", build, "-DCMAKE_CXX_COMPILER=hipcc",
                      f"-DCMAKE_HIP_COMPILER={toolchain.clang}", "-DCMAKE_HIP_PLATFORM=amd",
-                     f"-DCMAKE_HIP_ARCHITECTURES={archs}", f"-DAMDGPU_TARGETS={archs}", f"-DGPU_TARGETS={archs}"]
+                     *configure_flags(list(settings.offload_archs))]
         if settings.cxx_std:
             configure.append(f"-DCMAKE_CXX_STANDARD={settings.cxx_std.split('++')[-1]}")
         return "cmake", [BuildStep("configure", configure, source),
@@ -105,7 +119,10 @@ def run_project_build(
     sandbox = sandbox or Sandbox(select_root(toolchain.name), workspace_root)
     try:
         sandbox.writable_dir(build_dir)
-    except (OSError, SandboxUnavailable) as exc:
+        if system == "cmake":
+            report.cmake = CMakeOutcome()
+            make_query(sandbox, sandbox.inside(build_dir))
+    except (OSError, SandboxUnavailable, WorkError) as exc:
         report.error = str(exc)
         return report
     started = time.monotonic()
@@ -130,9 +147,39 @@ def run_project_build(
             report.error = f"{step.name} step failed (exit status {result.process.returncode})" + "".join(
                 f": {violation}" for violation in result.violations[:1])
             break
+        if report.cmake is not None and step.name == "configure":
+            report.error = _read_cmake_model(report.cmake, workspace_root, build_dir, read_tree or hip_tree,
+                                             settings, on_line)
+            if report.error:
+                break
+            steps[-1].command += keep_going(report.cmake.model.generator if report.cmake.model else "")
+    if report.cmake is not None and not report.error:
+        report.error = inspect_outputs(report.cmake, sandbox, workspace_root, relative_build(workspace_root, build_dir),
+                                       str(Path(toolchain.clang).parent / "llvm-objdump"),
+                                       list(settings.offload_archs), "".join(outputs), read_tree or hip_tree)
     report.ok = not report.error
     report.output = "".join(outputs)
     report.diagnostics = parse_compiler_output(report.output)
     report.link_problems = parse_linker_output(report.output, sandboxed_demangler(sandbox))
     report.duration_s = time.monotonic() - started
     return report
+
+
+def _read_cmake_model(outcome: CMakeOutcome, workspace: Path, build_dir: Path, tree: Path, settings: ProjectSettings,
+                      on_line: Callable[[str], None] | None) -> str:
+    """CMake's model after the configure step, checked; the configuration error ("" when it is sound)."""
+    try:
+        outcome.model = load_model(workspace, relative_build(workspace, build_dir))
+    except ModelError as exc:
+        return f"CMake's model of the build could not be read: {exc}"
+    check_configuration(outcome, tree, list(settings.offload_archs))
+    targets = outcome.model.built_targets
+    if on_line is not None:
+        on_line(f"[migrator] CMake's model: {len(targets)} target{'s' if len(targets) != 1 else ''} that build code"
+                + (f" ({', '.join(t.name for t in targets[:8])})" if targets else "")
+                + (f"; C compiled with -std={', '.join(outcome.c_dialects)}" if outcome.c_dialects else "") + "\n")
+        for problem in outcome.problems:
+            on_line(f"[migrator] build configuration: {problem}\n")
+    if outcome.problems:
+        return "build configuration: " + "; ".join(outcome.problems[:6])
+    return ""
