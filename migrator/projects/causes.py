@@ -29,7 +29,8 @@ def user_include_dirs(run: Run) -> tuple[str, ...]:
 
 def causes_from_data(compile_data: Mapping[str, Any], link_data: Mapping[str, Any], include_dirs: Sequence[str] = ()) -> RunCauses:
     toolchain = compile_data.get("toolchain")
-    found = compile_causes(compile_data, include_dirs) + link_causes(link_data, toolchain if isinstance(toolchain, Mapping) else None)
+    found = compile_causes(compile_data, include_dirs) + link_causes(
+        link_data, toolchain if isinstance(toolchain, Mapping) else None, compile_data)
     groups = tuple(group_causes(found))
     return RunCauses(groups, summary_line(groups))
 

@@ -26,6 +26,8 @@ from worker.toolchain.diagnostics import (
     parse_compiler_output,
     parse_linker_output,
 )
+from worker.toolchain.link_owners import locate_definitions
+from worker.toolchain.log_families import as_diagnostics, parse_log
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import MOUNT, Mechanism, Sandbox, SandboxLimits, SandboxUnavailable
 
@@ -133,6 +135,8 @@ def run_project_build(
     report.ok = not report.error
     report.output = "".join(outputs)
     report.diagnostics = parse_compiler_output(report.output)
+    report.diagnostics += as_diagnostics(parse_log(report.output), report.diagnostics)  # CMake, make, nvcc, Python, pip
     report.link_problems = parse_linker_output(report.output, sandboxed_demangler(sandbox))
+    locate_definitions(report.link_problems, read_tree or hip_tree)
     report.duration_s = time.monotonic() - started
     return report
