@@ -44,7 +44,8 @@ _CUDA_HEADER = re.compile(r"^(?:cuda\w*|cu[a-z]\w*|nvtx\w*|nvToolsExt\w*|nvml|nv
 _PYTHON_HEADER = re.compile(r"^(?:Python\.h|pybind11/.*|ATen/.*|torch/.*|c10/.*|THC/.*|numpy/.*)$")
 _WINDOWS_HEADER = re.compile(r"^(?:windows|direct|io|conio|winsock2?|tchar|shlwapi|intrin)\.h$", re.IGNORECASE)
 _FLAG_ERROR = re.compile(r"unknown argument: '(?P<flag>[^']+)'|unsupported option '(?P<flag2>[^']+)'|"
-                         r"unknown argument '(?P<flag3>[^']+)'|invalid value '[^']+' in '(?P<flag4>[^']+)'")
+                         r"unknown argument '(?P<flag3>[^']+)'|invalid value '[^']+' in '(?P<flag4>[^']+)'|"
+                         r"invalid target ID '(?P<flag5>[^']+)'|unsupported CUDA gpu architecture: (?P<flag6>\w+)")
 _IMAGE = re.compile(r"image instruction is not supported", re.IGNORECASE)
 _LANE_MASK = re.compile(r"mask must be a 64-bit integer", re.IGNORECASE)
 _CMAKE = re.compile(r"CMake Error|Cannot determine link language|No CMAKE_\w+_COMPILER could be found|"
@@ -107,11 +108,10 @@ def _toolchain(data: Mapping[str, Any], user_include_dirs: Sequence[str]) -> _To
 
 def _library_for_header(header: str, tc: _Toolchain) -> Mapping[str, Any] | None:
     """The ROCm library a header belongs to: by its exact path, its directory, or its file name."""
-    stem = header.rsplit("/", 1)[-1]
     top = header.split("/", 1)[0] if "/" in header else header.rsplit(".", 1)[0]
     for lib in tc.libraries:
         known = str(lib.get("header") or "")
-        if known and (known == header or known.split("/", 1)[0] == top or known.rsplit("/", 1)[-1] == stem):
+        if known and (known == header or ("/" not in header and known.split("/", 1)[0] == top)):
             return lib
     return None
 
@@ -179,7 +179,7 @@ def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") ->
     if found := _NOT_FOUND.search(message):
         return _missing_header(found["header"] or found["header2"] or found["header3"], file, message, tc)
     if found := _FLAG_ERROR.search(message):
-        flag = found["flag"] or found["flag2"] or found["flag3"] or found["flag4"]
+        flag = next(v for v in found.groupdict().values() if v)
         return Cause("build_configuration", f"flag:{flag}", f"flag {flag} is not understood by hipcc/clang", file, message)
     if _IMAGE.search(message):
         return Cause("environment", "no-image-instructions",
@@ -246,7 +246,8 @@ def _project_build_cause(build: Mapping[str, Any], errors: Sequence[Mapping[str,
         message = str(build.get("error") or "the project build failed")
         return classify_message(message, "(build)", tc) or Cause("project_code", "cxx-error",
                                                                 "the project build failed", "(build)", message)
-    return min(found, key=lambda c: KIND_ORDER.index(c.kind))
+    limits = [c for c in found if c.key == "limits"]  # our limits killed it: what followed is their consequence
+    return limits[0] if limits else min(found, key=lambda c: KIND_ORDER.index(c.kind))
 
 
 def _cuda_names(errors: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:

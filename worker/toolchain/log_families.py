@@ -120,11 +120,14 @@ def _other_families(lines: list[str]) -> list[Problem]:
 def _cmake_message(lines: list[str], start: int) -> str:
     """The indented paragraph under ``CMake Error at``: its lines joined into one."""
     parts: list[str] = []
-    for line in lines[start:start + 12]:
+    blank = 0
+    for line in lines[start:start + 16]:
         if not line.strip():
-            if parts:
+            blank += 1
+            if blank > 1 and parts:
                 break
             continue
+        blank = 0
         if not line.startswith(" "):
             break
         parts.append(line.strip())
