@@ -101,7 +101,7 @@ _CUDA_PACKAGES = {"cuda", "cudatoolkit", "cudart", "cub", "thrust", "cutlass", "
 _PACKAGE = re.compile(r'package configuration file provided by "(?P<a>[\w.+-]+)"|Could NOT find (?P<b>[\w.+-]+)|'
                       r'Could not find (?:the )?(?P<c>[\w.+-]+)(?: library| package|\b)(?! a package)|'
                       r'(?:Unable|Failed) to find (?P<d>[\w.+-]+)')
-_CMAKE_CUDA = re.compile(r"CMAKE_CUDA_\w+|No CMAKE_CUDA_COMPILER|CUDA language|default CUDA architecture|"
+_CMAKE_CUDA = re.compile(r"CMAKE_CUDA_\w+|\bCUDA_(?:ARCHITECTURES|SEPARABLE_COMPILATION|RESOLVE_DEVICE_SYMBOLS)\b|No CMAKE_CUDA_COMPILER|CUDA language|default CUDA architecture|"
                          r"Unknown CMake command \"(?:cuda_\w+|CUDA_\w+)\"|enable_language\(CUDA\)|nvcc executable", re.IGNORECASE)
 _CMAKE_SOURCES = re.compile(r"Cannot find source file:\s*(?P<file>\S+)|No SOURCES given to target:\s*(?P<target>\S+)|"
                             r"(?:Cannot|can not) determine link(?:er)? language for target \"?(?P<link>[\w.-]+)", re.IGNORECASE)

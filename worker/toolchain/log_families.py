@@ -25,6 +25,8 @@ _NVCC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error
 _NVCC_FATAL = re.compile(r"^nvcc fatal\s*: (?P<message>.*)$")
 _GCC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'"})
 _CMAKE_AT = re.compile(r"^CMake Error(?: \(dev\))? at (?P<file>[^:]+):(?P<line>\d+) \((?P<command>\w+)\):\s*$")
+_CMAKE_IN = re.compile(r"^CMake Error in (?P<file>[^:]+):\s*$")  # generate-time errors name no line
+_LD_FAILED = re.compile(r"^\S*ld(?:\.\w+)?: (?:error: )?(?P<message>final link failed: .+|cannot open output file .+)$")
 _CMAKE_PLAIN = re.compile(r"^CMake Error: (?P<message>.+)$")
 _MAKE_NO_RULE = re.compile(r"^(?:g?make(?:\[\d+\])?|ninja): \*\*\* No rule to make target [`'](?P<target>[^']+)'"
                            r"(?:, needed by [`'](?P<needed>[^']+)')?")
@@ -92,6 +94,10 @@ def _other_families(lines: list[str]) -> list[Problem]:
             found.append(Problem("nvcc", "compile_error", "", 0, f"nvcc fatal: {match['message']}"))
         elif match := _CMAKE_AT.match(line):
             found.append(Problem("cmake", "cmake_error", match["file"], int(match["line"]), _cmake_message(lines, index + 1)))
+        elif match := _CMAKE_IN.match(line):
+            found.append(Problem("cmake", "cmake_error", match["file"], 0, _cmake_message(lines, index + 1)))
+        elif match := _LD_FAILED.match(line):
+            found.append(Problem("ld", "link_error", "", 0, match["message"]))
         elif match := _CMAKE_PLAIN.match(line):
             found.append(Problem("cmake", "cmake_error", "", 0, match["message"]))
         elif (match := _MAKE_NO_RULE.match(line)) or (match := _NINJA_MISSING.match(line)):
