@@ -227,27 +227,35 @@ def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = (
         causes.append(cause)
     build = data.get("project_build")
     if isinstance(build, Mapping) and build.get("ok") is False:
-        causes.append(_project_build_cause(build, [e for items in errors.values() for e in items], tc))
+        covered = {str(f.get("original_path") or f.get("path")) for f in data.get("files") or () if isinstance(f, Mapping)}
+        causes += _project_build_causes(build, [e for items in errors.values() for e in items], covered, tc)
     return causes
 
 
-def _project_build_cause(build: Mapping[str, Any], errors: Sequence[Mapping[str, Any]], tc: _Toolchain) -> Cause:
-    """A project build's cause: the strongest evidence among all its errors (environment first,
-    project code last), not merely the first error printed."""
-    found: list[Cause] = []
+def _project_build_causes(build: Mapping[str, Any], errors: Sequence[Mapping[str, Any]], covered: set[str],
+                          tc: _Toolchain) -> list[Cause]:
+    """A project build's causes, one per failing file (the strongest evidence among its errors:
+    environment first, project code last) and one per build-level error (CMake, make, pip, Python),
+    leaving out the files the compile stage already lists. When Migrator's limits killed the build,
+    that alone is the cause: what followed is its consequence."""
+    by_file: dict[str, list[Cause]] = {}
     for item in errors:
-        where = str(item.get("original_file") or item.get("file") or "(build)")
-        if item.get("line"):
-            where += f":{item.get('original_line') or item.get('line')}"
+        file = str(item.get("original_file") or item.get("file") or "(build)")
+        if file in covered:
+            continue
+        line = item.get("original_line") or item.get("line")
+        where = f"{file}:{line}" if line and str(item.get("flag") or "").startswith("cmake:") else file
         cause = classify_message(str(item.get("message") or ""), where, tc, str(item.get("flag") or ""))
         if cause is not None:
-            found.append(cause)
-    if not found:
+            by_file.setdefault(file, []).append(cause)
+    found = [min(causes, key=lambda c: KIND_ORDER.index(c.kind)) for causes in by_file.values()]
+    if limits := [c for causes in by_file.values() for c in causes if c.key == "limits"]:
+        return limits[:1]
+    if not found and not covered:
         message = str(build.get("error") or "the project build failed")
-        return classify_message(message, "(build)", tc) or Cause("project_code", "cxx-error",
-                                                                "the project build failed", "(build)", message)
-    limits = [c for c in found if c.key == "limits"]  # our limits killed it: what followed is their consequence
-    return limits[0] if limits else min(found, key=lambda c: KIND_ORDER.index(c.kind))
+        return [classify_message(message, "(build)", tc) or Cause("project_code", "cxx-error",
+                                                                 "the project build failed", "(build)", message)]
+    return found
 
 
 def _cuda_names(errors: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:

@@ -33,7 +33,8 @@ _MAKE_NO_RULE = re.compile(r"^(?:g?make(?:\[\d+\])?|ninja): \*\*\* No rule to ma
 _NINJA_MISSING = re.compile(r"^ninja: error: '(?P<target>[^']+)', needed by '(?P<needed>[^']+)', missing and no known rule")
 _MAKE_ERROR = re.compile(r"^g?make(?:\[\d+\])?: \*\*\* \[(?:(?P<file>[^:\]]+):(?P<line>\d+): )?(?P<rule>[^\]]+)\] "
                          r"(?P<message>Error \d+|Killed|Segmentation fault.*|Terminated)")
-_SHELL_NOT_FOUND = re.compile(r"^(?:/bin/sh: (?:\d+: )?)?(?P<tool>[\w./+-]+): (?:command )?not found$")
+_SHELL_NOT_FOUND = re.compile(r"^(?:(?:/bin/)?(?:sh|bash): (?:line )?(?:\d+: )?)?(?P<tool>[\w./+-]+): (?:command )?not found$|"
+                              r"^g?make(?:\[\d+\])?: (?P<exec>(?:[\w.+-]*/)*[\w+-]+): No such file or directory$")  # make's own exec failure
 _PY_FILE = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _PY_EXCEPTION = re.compile(r"^(?P<type>(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt))(?:: (?P<message>.*))?$")
 _PIP = re.compile(r"^ERROR: (?P<message>(?:Could not find a version that satisfies the requirement|No matching distribution "
@@ -107,7 +108,7 @@ def _other_families(lines: list[str]) -> list[Problem]:
             found.append(Problem("make", "make_error", match["file"] or "", int(match["line"] or 0),
                                  f"[{match['rule']}] {match['message']}"))
         elif match := _SHELL_NOT_FOUND.match(line):
-            found.append(Problem("make", "tool_not_found", "", 0, f"{match['tool']}: command not found"))
+            found.append(Problem("make", "tool_not_found", "", 0, f"{match['tool'] or match['exec']}: command not found"))
         elif line.startswith("Traceback (most recent call last):"):
             in_traceback, py_file, py_line = True, "", 0
         elif in_traceback and (match := _PY_FILE.match(line)):
