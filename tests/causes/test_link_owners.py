@@ -80,3 +80,15 @@ def test_a_project_build_groups_its_failing_files_by_cause() -> None:
     groups = group_causes(compile_causes(data))
     assert [(g.kind, g.files) for g in groups] == [
         ("environment", ["d.hip"]), ("translation", ["a.hip", "b.hip"]), ("project_code", ["c.hip"])]
+
+
+def test_a_link_failure_after_a_passed_compile_is_explained_from_the_compile_data() -> None:
+    from migrator.projects.causes import causes_from_data
+
+    problem = {"kind": "undefined_reference", "symbol": "cudaCheck(hipError_t)", "object": "src/main.hip",
+               "message": "undefined reference to `cudaCheck(hipError_t)'", "defined_in": ["src/check.hip"]}
+    built = {"toolchain": toolchain_data(()), "files": [{"path": "src/main.hip", "status": "passed"}],
+             "build_units": [UNITS[0] | {"sources": ["src/main.hip"]}]}
+    causes = causes_from_data({}, {"problems": [problem]}, (), built)
+    assert causes.summary == ("1 file fails because cudaCheck is defined in src/check.hip, which is not compiled: "
+                              "CMakeLists.txt (target app) does not list it (build configuration)")

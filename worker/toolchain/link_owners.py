@@ -74,7 +74,7 @@ def _listing(file: str, compile_data: Mapping[str, Any]) -> tuple[bool, str]:
         if any(str(s).rsplit(".", 1)[0] == stem for s in unit.get("sources") or ()):
             return True, f"{unit.get('build_file')} (target {unit.get('name')})"
     names = sorted({f"{u.get('build_file')} (target {u.get('name')})" for u in units})
-    return False, ", ".join(names[:2]) or "no build file"
+    return False, ", ".join(names[:2])
 
 
 def explain_undefined(name: str, defined_in: list[str], compile_data: Mapping[str, Any],
@@ -86,8 +86,9 @@ def explain_undefined(name: str, defined_in: list[str], compile_data: Mapping[st
         status = _compiled(file, compile_data)
         listed, build_file = _listing(file, compile_data)
         if status is None and not listed:
+            listing = f"{build_file} does not list it" if build_file else "no build file lists it"
             return Verdict("build_configuration", f"unlisted-source:{file}", f"{name} is defined in {file}, which is not "
-                           f"compiled: {build_file} does not list it")
+                           f"compiled: {listing}")
         if status is None:
             return Verdict("build_configuration", f"uncompiled-source:{file}", f"{name} is defined in {file}, listed in "
                            f"{build_file} but not compiled")
