@@ -192,7 +192,7 @@ def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") ->
         return _undeclared(found["name"], file, message)
     if (name := cause_rules.undeclared_name(message)) is not None:
         return _undeclared(name, file, message)
-    if (verdict := cause_rules.cmake(message, file, installed_in(tc))) is not None:
+    if _CMAKE.search(message) and (verdict := cause_rules.cmake(message, file, installed_in(tc))) is not None:
         return _cause(verdict, file, message)
     if _CMAKE.search(message):
         return Cause("build_configuration", "build-files", "the project's build files fail on ROCm", file, message)
