@@ -9,6 +9,7 @@ or ROCm library name, is a library missing from the link line or from the toolch
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -43,13 +44,24 @@ def find_definitions(root: Path, names: Iterable[str]) -> dict[str, list[str]]:
         return {}
     patterns = {name: _definition(name) for name in wanted}
     found: dict[str, list[str]] = {}
-    for count, path in enumerate(p for p in sorted(root.rglob("*")) if p.suffix in SOURCE_SUFFIXES):
-        if count >= MAX_FILES or path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
+    for count, path in enumerate(_sources(root)):
+        if count >= MAX_FILES:
+            break
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
             continue
         text = path.read_text(errors="replace")
         for name, pattern in patterns.items():
             if name in text and pattern.search(text):
                 found.setdefault(name, []).append(path.relative_to(root).as_posix())
+    return found
+
+
+def _sources(root: Path) -> list[Path]:
+    """Source files under ``root``, symbolic links to folders not followed."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        found += [Path(folder) / name for name in sorted(files) if Path(name).suffix in SOURCE_SUFFIXES]
     return found
 
 

@@ -137,6 +137,7 @@ def run_project_build(
     report.diagnostics = parse_compiler_output(report.output)
     report.diagnostics += as_diagnostics(parse_log(report.output), report.diagnostics)  # CMake, make, nvcc, Python, pip
     report.link_problems = parse_linker_output(report.output, sandboxed_demangler(sandbox))
-    locate_definitions(report.link_problems, read_tree or hip_tree)
+    if read_tree is not None:  # the root side reads the run's hip/ folder, never the copy in work/
+        locate_definitions(report.link_problems, read_tree)
     report.duration_s = time.monotonic() - started
     return report
