@@ -42,3 +42,14 @@ def test_each_family() -> None:
 def test_gxx_quotes_are_plain() -> None:
     [problem] = parse_log("x.cpp:1:1: error: \u2018cudaFree\u2019 was not declared in this scope\n")
     assert problem.message == "'cudaFree' was not declared in this scope"
+
+
+def test_a_tools_own_traceback_is_not_the_builds_failure() -> None:
+    probe = ('Traceback (most recent call last):\n  File "/opt/rocm/bin/rocm_agent_enumerator", line 282, in <module>\n'
+             "    main()\nFileNotFoundError: [Errno 2] No such file or directory: '/sys/class/kfd/kfd/topology/nodes'\n")
+    assert parse_log(probe) == []
+    deep = ('Traceback (most recent call last):\n  File "/workspace/hip/setup.py", line 9, in <module>\n    setup()\n'
+            '  File "/usr/lib/python3/dist-packages/setuptools/__init__.py", line 104, in setup\n'
+            "RuntimeError: Error compiling objects for extension\n")
+    [problem] = parse_log(deep)
+    assert (problem.file, problem.line) == ("/workspace/hip/setup.py", 9)

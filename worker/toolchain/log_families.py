@@ -112,16 +112,23 @@ def _other_families(lines: list[str]) -> list[Problem]:
         elif line.startswith("Traceback (most recent call last):"):
             in_traceback, py_file, py_line = True, "", 0
         elif in_traceback and (match := _PY_FILE.match(line)):
-            py_file, py_line = match["file"], int(match["line"])
+            if _in_project(match["file"]):  # the innermost frame of the project's own code
+                py_file, py_line = match["file"], int(match["line"])
         elif in_traceback and (match := _PY_EXCEPTION.match(line)):
             message = f"{match['type']}: {match['message']}" if match["message"] else match["type"]
-            found.append(Problem("python", "python_exception", py_file, py_line, message))
+            if py_file:  # a tool's own traceback (one probing for GPUs during configure) is not the build's failure
+                found.append(Problem("python", "python_exception", py_file, py_line, message))
             in_traceback = False
         elif match := _PIP.match(line):
             found.append(Problem("pip", "pip_resolver", "", 0, match["message"]))
         elif (match := _PIP_CONFLICT.match(line)) and match["who"]:
             found.append(Problem("pip", "pip_resolver", "", 0, f"{match['who']} depends on {match['what']}"))
     return found
+
+
+def _in_project(file: str) -> bool:
+    """A file of the project: relative, or under the sandbox's /workspace."""
+    return not file.startswith(("/", "<")) or file.startswith("/workspace/")
 
 
 def _cmake_message(lines: list[str], start: int) -> str:
