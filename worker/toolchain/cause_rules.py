@@ -99,10 +99,11 @@ _ROCM_PACKAGES: dict[str, str] = {
 }
 _CUDA_PACKAGES = {"cuda", "cudatoolkit", "cudart", "cub", "thrust", "cutlass", "nvtx", "nvtx3", "cupti", "tensorrt"}
 _PACKAGE = re.compile(r'package configuration file provided by "(?P<a>[\w.+-]+)"|Could NOT find (?P<b>[\w.+-]+)|'
-                      r'Could not find (?:the )?(?P<c>[\w.+-]+)(?: library| package|\b)(?! a package)|'
+                      r'Could not find (?!a package)(?:the )?(?P<c>[\w.+-]+)(?: library| package|\b)|'
                       r'(?:Unable|Failed) to find (?P<d>[\w.+-]+)')
 _CMAKE_CUDA = re.compile(r"CMAKE_CUDA_\w+|\bCUDA_(?:ARCHITECTURES|SEPARABLE_COMPILATION|RESOLVE_DEVICE_SYMBOLS)\b|No CMAKE_CUDA_COMPILER|CUDA language|default CUDA architecture|"
-                         r"Unknown CMake command \"(?:cuda_\w+|CUDA_\w+)\"|enable_language\(CUDA\)|nvcc executable", re.IGNORECASE)
+                         r"Unknown CMake command \"(?:cuda_\w+|CUDA_\w+)\"|enable_language\(CUDA\)|nvcc executable|/cuda[\w.-]*/bin/nvcc\b",
+                         re.IGNORECASE)
 _CMAKE_SOURCES = re.compile(r"Cannot find source file:\s*(?P<file>\S+)|No SOURCES given to target:\s*(?P<target>\S+)|"
                             r"(?:Cannot|can not) determine link(?:er)? language for target \"?(?P<link>[\w.-]+)", re.IGNORECASE)
 _HIP_CHECK = re.compile(r"The HIP compiler\b.*is not able to compile|CMakeTestHIPCompiler|No CMAKE_HIP_COMPILER", re.IGNORECASE)
@@ -203,12 +204,17 @@ def pip(message: str) -> Verdict | None:
 _MIGRATOR = re.compile(r"\bbwrap: |sandbox (?:violation|denied)|No space left on device|Read-only file system|"
                        r"unable to execute command: Killed|signal 9\b|\bKilled\b|timed out after|exceeded (?:the )?(?:time|memory) limit|"
                        r"memory limit|Cannot allocate memory|out of memory allocating", re.IGNORECASE)
+_TOOLCHAIN_INCOMPLETE = re.compile(r"cannot find ROCm device library|cannot find HIP runtime|cannot find ROCm installation|"
+                                   r"no ROCm installation|unable to find a ROCm installation", re.IGNORECASE)
 _COMPILER_CRASH = re.compile(r"frontend command failed due to signal|PLEASE submit a bug report|internal compiler error")
 
 
 def migrator(message: str) -> Verdict | None:
     if _MIGRATOR.search(message):
         return Verdict("migrator", "limits", "Migrator's sandbox or limits stopped the build (disk, memory, time)")
+    if _TOOLCHAIN_INCOMPLETE.search(message):
+        return Verdict("environment", "toolchain-incomplete", "the toolchain's ROCm installation is incomplete "
+                       "(device libraries or HIP runtime not found)")
     if _COMPILER_CRASH.search(message):
         return Verdict("environment", "compiler-crash", "the toolchain's compiler crashed")
     return None

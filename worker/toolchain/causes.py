@@ -37,7 +37,7 @@ _NOT_FOUND = re.compile(r"'(?P<header>[^']+)' file not found|(?:fatal error: )?(
 _UNDECLARED = re.compile(r"(?:use of undeclared identifier|unknown type name|no template named|no type named) '(?P<name>[\w:]+)'")
 # Library names the translator's table does not list (its table decides for the rest: see cause_rules.cuda_name).
 _CUDA_NAME = re.compile(r"^(?:nccl[A-Z]|NCCL_|nvtx[A-Z]|NVTX_|nvcuda$|cub$|CUB_|cudnn[A-Z]|CUDNN_)")
-_WARP_SYNC = re.compile(r"^__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match_\w+_sync|reduce_\w+_sync|syncwarp)$")
+_WARP_SYNC = re.compile(r"^__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match_\w+_sync|reduce_\w+_sync|syncwarp|activemask)$")
 _CUDA_HEADER = re.compile(r"^(?:cuda\w*|cu[a-z]\w*|nvtx\w*|nvToolsExt\w*|nvml|nvrtc|NvInfer\w*|cufile|cudnn\w*|nccl|"
                           r"nvtx3/.*|cooperative_groups/.*|crt/.*|thrust/system/cuda/.*|nvsci\w*|NvMedia\w*|nvmedia\w*)\.(?:h|hpp|cuh)$",
                           re.IGNORECASE)
@@ -50,6 +50,9 @@ _IMAGE = re.compile(r"image instruction is not supported", re.IGNORECASE)
 _LANE_MASK = re.compile(r"mask must be a 64-bit integer", re.IGNORECASE)
 _CMAKE = re.compile(r"CMake Error|Cannot determine link language|No CMAKE_\w+_COMPILER could be found|"
                     r"make(?:\[\d+\])?: \*\*\*|No rule to make target|Could NOT find", re.IGNORECASE)
+
+
+_GCC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'"})
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") ->
     problem kind (``cmake:cmake_error``, see log_families). None: a consequence of another error
     (make's ``Error 1``, a wheel that failed to build)."""
     family = kind.split(":", 1)[-1]
+    message = message.translate(_GCC_QUOTES)
     if (verdict := cause_rules.migrator(message)) is not None:
         return _cause(verdict, file, message)
     if family.startswith("make") or family == "tool_not_found":
@@ -194,7 +198,7 @@ def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") ->
         return _undeclared(name, file, message)
     if _CMAKE.search(message) and (verdict := cause_rules.cmake(message, file, installed_in(tc))) is not None:
         return _cause(verdict, file, message)
-    if _CMAKE.search(message):
+    if _CMAKE.search(message) or family == "cmake_error":
         return Cause("build_configuration", "build-files", "the project's build files fail on ROCm", file, message)
     return Cause("project_code", "cxx-error", "C++ errors in the project's code", file, message)
 

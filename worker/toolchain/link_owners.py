@@ -108,8 +108,9 @@ def explain_undefined(name: str, defined_in: list[str], compile_data: Mapping[st
             return Verdict("build_configuration", f"unlinked-object:{file}", f"{name} is defined in {file}, compiled, "
                            "but its object is not linked into the target")
         return None  # the file failed to compile: its compile cause is the cause
+    plain = name.lstrip("_")  # __hipRegisterFatBinary, __hipPushCallConfiguration: the HIP runtime's
     for prefix, library, link_name in _LIBRARY_PREFIXES:
-        if name.startswith(prefix) and (len(name) == len(prefix) or not name[len(prefix)].islower() or prefix.endswith("_")):
+        if plain.startswith(prefix) and (len(plain) == len(prefix) or not plain[len(prefix)].islower() or prefix.endswith("_")):
             if installed(library) is False:
                 return Verdict("environment", f"missing-library:{library}", f"{library} is not in the toolchain "
                                f"({name} is undefined)")

@@ -35,6 +35,7 @@ _MAKE_ERROR = re.compile(r"^g?make(?:\[\d+\])?: \*\*\* \[(?:(?P<file>[^:\]]+):(?
                          r"(?P<message>Error \d+|Killed|Segmentation fault.*|Terminated)")
 _SHELL_NOT_FOUND = re.compile(r"^(?:(?:/bin/)?(?:sh|bash): (?:line )?(?:\d+: )?)?(?P<tool>[\w./+-]+): (?:command )?not found$|"
                               r"^g?make(?:\[\d+\])?: (?P<exec>(?:[\w.+-]*/)*[\w+-]+): No such file or directory$")  # make's own exec failure
+_SANDBOX = re.compile(r"^bwrap: (?P<message>.+)$")
 _PY_FILE = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _PY_EXCEPTION = re.compile(r"^(?P<type>(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt))(?:: (?P<message>.*))?$")
 _PIP = re.compile(r"^ERROR: (?P<message>(?:Could not find a version that satisfies the requirement|No matching distribution "
@@ -95,6 +96,8 @@ def _other_families(lines: list[str]) -> list[Problem]:
             found.append(Problem("nvcc", "compile_error", "", 0, f"nvcc fatal: {match['message']}"))
         elif match := _CMAKE_AT.match(line):
             found.append(Problem("cmake", "cmake_error", match["file"], int(match["line"]), _cmake_message(lines, index + 1)))
+        elif match := _SANDBOX.match(line):
+            found.append(Problem("sandbox", "sandbox_error", "", 0, f"bwrap: {match['message']}"))
         elif match := _CMAKE_IN.match(line):
             found.append(Problem("cmake", "cmake_error", match["file"], 0, _cmake_message(lines, index + 1)))
         elif match := _LD_FAILED.match(line):
