@@ -13,7 +13,7 @@ It imports only ``typing`` and the translator's account types, so any worker mod
 """
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from translator.account import AccountTotals, TreeAccountData
 
@@ -179,6 +179,7 @@ class LinkProblemData(TypedDict):
     replacement: str
     replacement_link_name: str
     package: str
+    defined_in: NotRequired[list[str]]  # project sources defining the undefined symbol (worker/toolchain/link_owners.py)
 
 
 class ProjectBuildData(TypedDict):

@@ -12,13 +12,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from migrator.accounts.requests import AuthenticatedRequest
 from migrator.lib.markdown import render_markdown
-from migrator.lib.signatures.proposal import signature_from_log_line
+from migrator.lib.signatures.proposal import specific_signature
 from migrator.notebook import actions
 from migrator.notebook.forms import EntryForm, ImportForm, PrefillForm, SearchForm, signature_lines
 from migrator.notebook.learning import top_unmatched
 from migrator.notebook.models import Entry
 from migrator.notebook.search import search_entries
 from migrator.projects.access import get_run_or_404, teams_for
+from migrator.projects.models import LogChunk
 
 
 def _all_tags() -> list[str]:
@@ -69,6 +70,14 @@ def entry_new(request: AuthenticatedRequest) -> HttpResponse:
     return render(request, "notebook/edit.html", {"form": form, "entry": None})
 
 
+def _stage_log_lines(run_id: int | None, stage: str) -> list[str]:
+    """The log of the stage a prefilled line came from (already checked to be visible), for a specific signature."""
+    if not run_id or not stage:
+        return []
+    chunks = LogChunk.objects.filter(stage__run_id=run_id, stage__name=stage).order_by("offset").values_list("text", flat=True)
+    return "".join(chunks[:2000]).splitlines()
+
+
 def _prefill(request: AuthenticatedRequest) -> dict[str, object]:
     """Initial values from a failing log line ("add to notebook" on a stage)."""
     prefill = PrefillForm(request.GET)
@@ -77,7 +86,7 @@ def _prefill(request: AuthenticatedRequest) -> dict[str, object]:
     line = prefill.cleaned_data["line"]
     if prefill.cleaned_data["run"]:
         get_run_or_404(request.user, prefill.cleaned_data["run"])  # only lines of runs the user may see
-    signature = signature_from_log_line(line)
+    signature = specific_signature(line, _stage_log_lines(prefill.cleaned_data["run"], prefill.cleaned_data["stage"]))
     initial: dict[str, object] = {"signatures": f"text: {signature}", "symptom": line.strip()[:500], "title": signature[:120]}
     if prefill.cleaned_data["stage"]:
         initial["stages"] = [prefill.cleaned_data["stage"]]

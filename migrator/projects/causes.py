@@ -27,9 +27,13 @@ def user_include_dirs(run: Run) -> tuple[str, ...]:
         return ()
 
 
-def causes_from_data(compile_data: Mapping[str, Any], link_data: Mapping[str, Any], include_dirs: Sequence[str] = ()) -> RunCauses:
-    toolchain = compile_data.get("toolchain")
-    found = compile_causes(compile_data, include_dirs) + link_causes(link_data, toolchain if isinstance(toolchain, Mapping) else None)
+def causes_from_data(compile_data: Mapping[str, Any], link_data: Mapping[str, Any], include_dirs: Sequence[str] = (),
+                     built: Mapping[str, Any] | None = None) -> RunCauses:
+    """``built``: the compile stage's data when it passed (what link problems are explained from)."""
+    context = built if built is not None else compile_data
+    toolchain = context.get("toolchain")
+    found = compile_causes(compile_data, include_dirs) + link_causes(
+        link_data, toolchain if isinstance(toolchain, Mapping) else None, context)
     groups = tuple(group_causes(found))
     return RunCauses(groups, summary_line(groups))
 
@@ -39,4 +43,5 @@ def run_causes(run: Run, stages: Sequence[Stage] | None = None) -> RunCauses:
     data = {s.name: s.data for s in rows if s.state == "failed" and isinstance(s.data, dict)}
     if not data:
         return RunCauses((), "")
-    return causes_from_data(data.get("compile", {}), data.get("link", {}), user_include_dirs(run))
+    built = next((s.data for s in rows if s.name == "compile" and isinstance(s.data, dict)), None)
+    return causes_from_data(data.get("compile", {}), data.get("link", {}), user_include_dirs(run), built)

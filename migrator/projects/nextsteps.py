@@ -110,6 +110,13 @@ def cause_step(group: CauseGroup, place: Place, compile_data: Mapping[str, Any])
         "cuda-library": f"{where}: {group.reason} (the build file or link_libraries)",
         "library": f"{where}: provide -l{detail} (its ROCm package in the toolchain) or drop it from link_libraries",
         "cxx-error": f"{where}: fix the project's code at the first error; translation did not cause it",
+        "no-hip-counterpart": f"{where}: {group.reason}",
+        "unlisted-source": f"add {detail} to the target's sources in the build file ({group.reason})",
+        "not-linked": f"{where}: add -l{detail} to the target's link libraries (setting link_libraries or the build file)",
+        "makefile-nvcc": f"{where}: call hipcc instead of nvcc in the build files (and drop nvcc-only flags)",
+        "cmake-cuda": f"{where}: {group.reason}: enable HIP instead (project(... HIP), find_package(hip))",
+        "hip-in-cxx": f"{where}: compile this source with hipcc (LANGUAGE HIP, or rename it .hip)",
+        "limits": f"{where}: {group.reason}: raise build_memory_mb, build_timeout_s, compile_timeout_s or workspace_mb (settings)",
     }
     if key in texts:
         return texts[key]

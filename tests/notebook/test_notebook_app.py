@@ -1,6 +1,7 @@
 """The error notebook: seeds, search on real error lines, matching stages, authoring, history, export."""
 from __future__ import annotations
 
+import html
 import io
 import json
 
@@ -11,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.accounts.models import Team
+from migrator.lib.signatures.proposal import signature_from_log_line
 from migrator.lib.signatures.seed import NOTEBOOK_SLUGS
 from migrator.notebook import actions
 from migrator.notebook.matching import match_stage
@@ -206,3 +208,11 @@ def test_a_word_most_entries_hold_orders_by_what_helped_others(seeded: None, mon
     Entry.objects.filter(pk=favourite.pk).update(matched_runs=50)
     assert search_entries(word)[0].entry == favourite
     assert not search._is_broad("sglang")  # a rare word is still ranked by relevance
+
+
+def test_prefill_from_a_line_that_only_reports_the_failure_takes_the_line_that_states_it(
+    alice_client: Client, failed_compile: Stage
+) -> None:
+    page = alice_client.get(reverse("notebook:new"),
+                            {"line": "1 error generated.", "stage": "compile", "run": str(failed_compile.run_id)})
+    assert f"text: {html.escape(signature_from_log_line(HIPCC_MISSING_HEADER))}" in page.content.decode()

@@ -76,4 +76,4 @@ def test_link_problems_are_classified_too() -> None:
         {"kind": "undefined_reference", "symbol": "solve(int)", "object": "main.o", "message": "undefined symbol: solve(int)"},
     ]}
     kinds = [(c.kind, c.key) for c in link_causes(problems)]
-    assert kinds == [("translation", "cuda-library:cublas"), ("translation", "cuda-names"), ("project_code", "cxx-error")]
+    assert kinds == [("translation", "cuda-library:cublas"), ("translation", "cuda-names"), ("project_code", "undefined:solve")]

@@ -19,6 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from worker.toolchain import cause_rules
+from worker.toolchain.cause_rules import Verdict
+from worker.toolchain.link_owners import explain_undefined
 from worker.wording import counted
 
 CauseKind = Literal["environment", "translation", "build_configuration", "project_code", "migrator"]
@@ -29,21 +32,27 @@ KIND_LABELS: dict[str, str] = {
 }
 MAX_NAMES = 4
 
-_NOT_FOUND = re.compile(r"'(?P<header>[^']+)' file not found|(?P<header2>[\w./+-]+\.(?:h|hpp|cuh|hxx)): No such file or directory")
+_NOT_FOUND = re.compile(r"'(?P<header>[^']+)' file not found|(?:fatal error: )?(?P<header2>[\w./+-]+?): No such file or directory|"
+                        r"cannot open source file \"(?P<header3>[^\"]+)\"")
 _UNDECLARED = re.compile(r"(?:use of undeclared identifier|unknown type name|no template named|no type named) '(?P<name>[\w:]+)'")
-_CUDA_NAME = re.compile(r"^(?:cuda|cu[A-Z]|CU[A-Z_]|cublas|cufft|curand|cusparse|cusolver|cudnn|nccl|nvtx|__nv_|nv[A-Z]|CUBLAS|CUFFT|CURAND|CUSPARSE|CUDNN|NCCL)")
-_WARP_SYNC = re.compile(r"^__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match_\w+_sync|reduce_\w+_sync|syncwarp)$")
+# Library names the translator's table does not list (its table decides for the rest: see cause_rules.cuda_name).
+_CUDA_NAME = re.compile(r"^(?:nccl[A-Z]|NCCL_|nvtx[A-Z]|NVTX_|nvcuda$|cub$|CUB_|cudnn[A-Z]|CUDNN_)")
+_WARP_SYNC = re.compile(r"^__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match_\w+_sync|reduce_\w+_sync|syncwarp|activemask)$")
 _CUDA_HEADER = re.compile(r"^(?:cuda\w*|cu[a-z]\w*|nvtx\w*|nvToolsExt\w*|nvml|nvrtc|NvInfer\w*|cufile|cudnn\w*|nccl|"
                           r"nvtx3/.*|cooperative_groups/.*|crt/.*|thrust/system/cuda/.*|nvsci\w*|NvMedia\w*|nvmedia\w*)\.(?:h|hpp|cuh)$",
                           re.IGNORECASE)
 _PYTHON_HEADER = re.compile(r"^(?:Python\.h|pybind11/.*|ATen/.*|torch/.*|c10/.*|THC/.*|numpy/.*)$")
 _WINDOWS_HEADER = re.compile(r"^(?:windows|direct|io|conio|winsock2?|tchar|shlwapi|intrin)\.h$", re.IGNORECASE)
 _FLAG_ERROR = re.compile(r"unknown argument: '(?P<flag>[^']+)'|unsupported option '(?P<flag2>[^']+)'|"
-                         r"unknown argument '(?P<flag3>[^']+)'|invalid value '[^']+' in '(?P<flag4>[^']+)'")
+                         r"unknown argument '(?P<flag3>[^']+)'|invalid value '[^']+' in '(?P<flag4>[^']+)'|"
+                         r"invalid target ID '(?P<flag5>[^']+)'|unsupported CUDA gpu architecture: (?P<flag6>\w+)")
 _IMAGE = re.compile(r"image instruction is not supported", re.IGNORECASE)
 _LANE_MASK = re.compile(r"mask must be a 64-bit integer", re.IGNORECASE)
 _CMAKE = re.compile(r"CMake Error|Cannot determine link language|No CMAKE_\w+_COMPILER could be found|"
                     r"make(?:\[\d+\])?: \*\*\*|No rule to make target|Could NOT find", re.IGNORECASE)
+
+
+_GCC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'"})
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,18 @@ class _Toolchain:
     guessed_include_dirs: tuple[str, ...]
 
 
+def installed_in(tc: _Toolchain) -> cause_rules.Installed:
+    """Whether the toolchain has a catalogued ROCm library (None: not catalogued or not detected)."""
+    def installed(name: str) -> bool | None:
+        lib = next((lib for lib in tc.libraries if lib.get("name") == name), None)
+        return None if lib is None else bool(lib.get("installed"))
+    return installed
+
+
+def _cause(verdict: Verdict, file: str, message: str) -> Cause:
+    return Cause(verdict.kind, verdict.key, verdict.reason, file, message)  # type: ignore[arg-type]
+
+
 def _toolchain(data: Mapping[str, Any], user_include_dirs: Sequence[str]) -> _Toolchain:
     tc = data.get("toolchain") if isinstance(data.get("toolchain"), Mapping) else {}
     assert isinstance(tc, Mapping)
@@ -90,11 +111,10 @@ def _toolchain(data: Mapping[str, Any], user_include_dirs: Sequence[str]) -> _To
 
 def _library_for_header(header: str, tc: _Toolchain) -> Mapping[str, Any] | None:
     """The ROCm library a header belongs to: by its exact path, its directory, or its file name."""
-    stem = header.rsplit("/", 1)[-1]
     top = header.split("/", 1)[0] if "/" in header else header.rsplit(".", 1)[0]
     for lib in tc.libraries:
         known = str(lib.get("header") or "")
-        if known and (known == header or known.split("/", 1)[0] == top or known.rsplit("/", 1)[-1] == stem):
+        if known and (known == header or ("/" not in header and known.split("/", 1)[0] == top)):
             return lib
     return None
 
@@ -108,8 +128,10 @@ def _missing_header(header: str, file: str, message: str, tc: _Toolchain) -> Cau
     if lib is not None and header != lib.get("header"):
         return Cause("translation", f"moved-header:{header}",
                      f"<{header}> is <{lib.get('header')}> in this ROCm version", file, message)
-    if _CUDA_HEADER.match(header):
-        return Cause("translation", f"cuda-header:{header}", f"CUDA header <{header}> has no HIP counterpart here", file, message)
+    if cause_rules.is_cuda_header(header) or _CUDA_HEADER.match(header):
+        return _cause(cause_rules.cuda_header(header, installed_in(tc)), file, message)
+    if (third := cause_rules.third_party_header(header)) is not None:
+        return _cause(third, file, message)
     if _PYTHON_HEADER.match(header):
         return Cause("build_configuration", "python-extension",
                      "Python/PyTorch extension sources need their Python build (Python.h, ATen/torch headers)", file, message)
@@ -128,6 +150,8 @@ def _undeclared(name: str, file: str, message: str) -> Cause:
     if _WARP_SYNC.match(bare):
         return Cause("translation", "warp-sync", "warp-sync intrinsics (__shfl_*_sync...) are off in this HIP: "
                      "HIP_ENABLE_WARP_SYNC_BUILTINS and 64-bit masks", file, message)
+    if (verdict := cause_rules.cuda_name(bare)) is not None:
+        return _cause(verdict, file, message)
     if _CUDA_NAME.match(bare):
         return Cause("translation", "cuda-names", "CUDA names left untranslated", file, message)
     if bare.startswith(("hip", "roc", "HIP")):
@@ -135,21 +159,46 @@ def _undeclared(name: str, file: str, message: str) -> Cause:
     return Cause("project_code", "cxx-error", "C++ errors in the project's code", file, message)
 
 
-def classify_message(message: str, file: str, tc: _Toolchain) -> Cause:
-    """The cause of one error message (the first error of a failing file)."""
+def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") -> Cause | None:
+    """The cause of one error message (the first error of a failing file); ``kind`` is the family's
+    problem kind (``cmake:cmake_error``, see log_families). None: a consequence of another error
+    (make's ``Error 1``, a wheel that failed to build)."""
+    family = kind.split(":", 1)[-1]
+    message = message.translate(_GCC_QUOTES)
+    if (verdict := cause_rules.migrator(message)) is not None:
+        return _cause(verdict, file, message)
+    if family.startswith("make") or family == "tool_not_found":
+        verdict = cause_rules.make(family, message, file)
+        return _cause(verdict, file, message) if verdict else None
+    if family == "python_exception":
+        return _cause(cause_rules.python(message), file, message)
+    if family == "pip_resolver":
+        verdict = cause_rules.pip(message)
+        return _cause(verdict, file, message) if verdict else None
+    if family == "cmake_error" and (verdict := cause_rules.cmake(message, file, installed_in(tc))) is not None:
+        return _cause(verdict, file, message)
+    if family == "multiple_definition":
+        return Cause("project_code", "multiple-definition", "a symbol is defined in more than one object "
+                     "(a definition in a header?)", file, message)
     if found := _NOT_FOUND.search(message):
-        return _missing_header(found["header"] or found["header2"], file, message, tc)
+        return _missing_header(found["header"] or found["header2"] or found["header3"], file, message, tc)
     if found := _FLAG_ERROR.search(message):
-        flag = found["flag"] or found["flag2"] or found["flag3"] or found["flag4"]
+        flag = next(v for v in found.groupdict().values() if v)
         return Cause("build_configuration", f"flag:{flag}", f"flag {flag} is not understood by hipcc/clang", file, message)
     if _IMAGE.search(message):
         return Cause("environment", "no-image-instructions",
                      "the target GPU has no image instructions (texture sampling)", file, message)
     if _LANE_MASK.search(message):
         return Cause("translation", "lane-mask", "32-bit warp masks: AMD wavefronts need 64-bit masks", file, message)
+    if (verdict := cause_rules.device_code_in_cxx(message, file)) is not None:
+        return _cause(verdict, file, message)
     if found := _UNDECLARED.search(message):
         return _undeclared(found["name"], file, message)
-    if _CMAKE.search(message):
+    if (name := cause_rules.undeclared_name(message)) is not None:
+        return _undeclared(name, file, message)
+    if _CMAKE.search(message) and (verdict := cause_rules.cmake(message, file, installed_in(tc))) is not None:
+        return _cause(verdict, file, message)
+    if _CMAKE.search(message) or family == "cmake_error":
         return Cause("build_configuration", "build-files", "the project's build files fail on ROCm", file, message)
     return Cause("project_code", "cxx-error", "C++ errors in the project's code", file, message)
 
@@ -175,29 +224,59 @@ def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = (
         shown = str(entry.get("original_path") or path)
         file_errors = errors.get(path) or [{}]
         message = str(file_errors[0].get("message") or entry.get("status") or "failed")
-        cause = classify_message(message, shown, tc)
+        cause = classify_message(message, shown, tc, str(file_errors[0].get("flag") or "")) or Cause(
+            "project_code", "cxx-error", "C++ errors in the project's code", shown, message)
         if cause.key == "cuda-names":
             cause = replace(cause, names=_cuda_names(file_errors))
         causes.append(cause)
     build = data.get("project_build")
     if isinstance(build, Mapping) and build.get("ok") is False:
-        first = next(iter(errors.values()), [{}])[0]
-        message = str(first.get("message") or build.get("error") or "the project build failed")
-        causes.append(classify_message(message, str(first.get("original_file") or first.get("file") or "(build)"), tc))
+        covered = {str(f.get("original_path") or f.get("path")) for f in data.get("files") or () if isinstance(f, Mapping)}
+        causes += _project_build_causes(build, [e for items in errors.values() for e in items], covered, tc)
     return causes
+
+
+def _project_build_causes(build: Mapping[str, Any], errors: Sequence[Mapping[str, Any]], covered: set[str],
+                          tc: _Toolchain) -> list[Cause]:
+    """A project build's causes, one per failing file (the strongest evidence among its errors:
+    environment first, project code last) and one per build-level error (CMake, make, pip, Python),
+    leaving out the files the compile stage already lists. When Migrator's limits killed the build,
+    that alone is the cause: what followed is its consequence."""
+    by_file: dict[str, list[Cause]] = {}
+    for item in errors:
+        file = str(item.get("original_file") or item.get("file") or "(build)")
+        if file in covered:
+            continue
+        line = item.get("original_line") or item.get("line")
+        where = f"{file}:{line}" if line and str(item.get("flag") or "").startswith("cmake:") else file
+        cause = classify_message(str(item.get("message") or ""), where, tc, str(item.get("flag") or ""))
+        if cause is not None:
+            by_file.setdefault(file, []).append(cause)
+    found = [min(causes, key=lambda c: KIND_ORDER.index(c.kind)) for causes in by_file.values()]
+    if limits := [c for causes in by_file.values() for c in causes if c.key == "limits"]:
+        return limits[:1]
+    if not found and not covered:
+        message = str(build.get("error") or "the project build failed")
+        return [classify_message(message, "(build)", tc) or Cause("project_code", "cxx-error",
+                                                                 "the project build failed", "(build)", message)]
+    return found
 
 
 def _cuda_names(errors: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     names: dict[str, None] = {}
     for item in errors:
-        found = _UNDECLARED.search(str(item.get("message") or ""))
-        if found and _CUDA_NAME.match(found["name"].split("::")[-1]):
-            names[found["name"]] = None
+        message = str(item.get("message") or "")
+        found = _UNDECLARED.search(message)
+        name = found["name"] if found else cause_rules.undeclared_name(message)
+        if name and _undeclared(name, "", message).key == "cuda-names":
+            names[name] = None
     return tuple(names)
 
 
-def link_causes(data: Mapping[str, Any], toolchain: Mapping[str, Any] | None = None) -> list[Cause]:
-    """One cause per link problem (a missing library, an undefined symbol)."""
+def link_causes(data: Mapping[str, Any], toolchain: Mapping[str, Any] | None = None,
+                compile_data: Mapping[str, Any] | None = None) -> list[Cause]:
+    """One cause per link problem (a missing library, an undefined symbol: which source should
+    define it, whether it was compiled and whether the build files list it)."""
     tc = _toolchain({"toolchain": toolchain or {}}, ())
     causes = []
     for problem in data.get("problems") or ():
@@ -208,10 +287,27 @@ def link_causes(data: Mapping[str, Any], toolchain: Mapping[str, Any] | None = N
         library, symbol = str(problem.get("library") or ""), str(problem.get("symbol") or "")
         if library:
             causes.append(_missing_library(library, where, message, problem, tc))
+        elif problem.get("kind") == "multiple_definition":
+            causes.append(Cause("project_code", "multiple-definition", "a symbol is defined in more than one object",
+                                where, message))
         elif symbol:
-            cause = _undeclared(symbol.split("(")[0], where, message)
-            causes.append(replace(cause, names=(symbol,)) if cause.key == "cuda-names" else cause)
+            causes.append(_undefined_symbol(symbol, where, message, problem, tc, compile_data or {}))
     return causes
+
+
+def _undefined_symbol(symbol: str, where: str, message: str, problem: Mapping[str, Any], tc: _Toolchain,
+                      compile_data: Mapping[str, Any]) -> Cause:
+    bare = symbol.split("(")[0].split("::")[-1].strip()
+    defined_in = [str(f) for f in problem.get("defined_in") or () if isinstance(f, str)]
+    if (verdict := explain_undefined(bare, defined_in, compile_data, installed_in(tc))) is not None:
+        return _cause(verdict, where, message)
+    cause = _undeclared(bare, where, message)
+    if cause.key == "cuda-names":
+        return replace(cause, names=(symbol,))
+    if cause.kind == "project_code":
+        return Cause("project_code", f"undefined:{bare}", f"{bare} is used but no source of the project defines it",
+                     where, message)
+    return cause
 
 
 def _missing_library(library: str, where: str, message: str, problem: Mapping[str, Any], tc: _Toolchain) -> Cause:

@@ -117,12 +117,13 @@ class LinkProblem:
     replacement: str = ""  # ROCm library providing the HIP counterpart
     replacement_link_name: str = ""  # its "-l" name
     package: str = ""  # package to install
+    defined_in: list[str] = field(default_factory=list)  # sources of the project defining the symbol (link_owners)
 
     def to_dict(self) -> LinkProblemData:
         return LinkProblemData(
             kind=self.kind, message=self.message, symbol=self.symbol, mangled=self.mangled, object=self.object,
             function=self.function, library=self.library, replacement=self.replacement,
-            replacement_link_name=self.replacement_link_name, package=self.package)
+            replacement_link_name=self.replacement_link_name, package=self.package, defined_in=list(self.defined_in))
 
 
 _LD_IN_FUNCTION = re.compile(r"^(?:\S*ld(?:\.\w+)?: )?(?P<object>[^:]+): in function [`'](?P<function>.+)':\s*$")

@@ -23,6 +23,7 @@ from worker.toolchain.compile import workspace_sandbox
 from worker.toolchain.demangle import sandboxed_demangler
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.diagnostics import LinkProblem, parse_linker_output
+from worker.toolchain.link_owners import locate_definitions
 from worker.toolchain.rocm_libraries import library_for_include
 from worker.toolchain.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 from worker.toolchain.sources import BuildUnit, SourceTree, scan_tree
@@ -107,6 +108,7 @@ def link_objects(
         target.libraries = list(dict.fromkeys([*given, *target.libraries, *inferred]))
         report.inferred_libraries = list(dict.fromkeys([*report.inferred_libraries, *inferred]))
         _link_one(target, objects, sandbox, settings, toolchain)
+        locate_definitions(target.problems, hip_tree)
     report.libraries = list(dict.fromkeys(lib for target in targets for lib in target.libraries))
     report.targets = targets
     return report

@@ -39,6 +39,8 @@ from worker.toolchain.diagnostics import (
     parse_compiler_output,
     parse_linker_output,
 )
+from worker.toolchain.link_owners import locate_definitions
+from worker.toolchain.log_families import as_diagnostics, parse_log
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import MOUNT, Mechanism, Sandbox, SandboxLimits, SandboxUnavailable
 from worker.toolchain.work import WorkError
@@ -160,7 +162,10 @@ def run_project_build(
     report.ok = not report.error
     report.output = "".join(outputs)
     report.diagnostics = parse_compiler_output(report.output)
+    report.diagnostics += as_diagnostics(parse_log(report.output), report.diagnostics)  # CMake, make, nvcc, Python, pip
     report.link_problems = parse_linker_output(report.output, sandboxed_demangler(sandbox))
+    if read_tree is not None:  # the root side reads the run's hip/ folder, never the copy in work/
+        locate_definitions(report.link_problems, read_tree)
     report.duration_s = time.monotonic() - started
     return report
 

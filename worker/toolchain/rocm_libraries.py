@@ -41,6 +41,7 @@ ROCM_LIBRARIES: tuple[RocmLibrary, ...] = (
     RocmLibrary("rocPRIM", "rocprim/rocprim.hpp", "", "librocprim-dev", "rocprim-dev"),
     RocmLibrary("rocThrust", "thrust/system/hip/config.h", "", "librocthrust-dev", "rocthrust-dev"),
     RocmLibrary("roctracer/roctx", "roctracer/roctx.h", "roctx64", "", "roctracer-dev"),
+    RocmLibrary("rocWMMA", "rocwmma/rocwmma.hpp", "", "", "rocwmma-dev"),
 )
 
 _BY_NAME = {lib.name: lib for lib in ROCM_LIBRARIES}

@@ -1,0 +1,55 @@
+"""Every family's messages parse into (file, line, message, kind)."""
+from __future__ import annotations
+
+from worker.toolchain.log_families import parse_log
+
+LOG = """\
+src/a.cu(12): error: identifier "cudaFoo" is undefined
+src/b.cpp:3:10: fatal error: cuda_runtime.h: No such file or directory
+src/c.hip:4:2: error: use of undeclared identifier 'x'
+/usr/bin/ld: m.o: in function `main':
+m.hip:(.text+0x1): undefined reference to `helper(int)'
+/usr/bin/ld: b.o:(.bss+0x0): multiple definition of `g_count'; a.o:(.bss+0x0): first defined here
+ld.lld: error: unable to find library -lhipblas
+CMake Error at CMakeLists.txt:7 (find_package):
+  Could NOT find Boost (missing: Boost_INCLUDE_DIR)
+
+make: *** No rule to make target 'k.cu', needed by 'k.o'.  Stop.
+make[1]: *** [Makefile:9: k.o] Error 1
+Traceback (most recent call last):
+  File "setup.py", line 4, in <module>
+    import torch
+ModuleNotFoundError: No module named 'torch'
+ERROR: No matching distribution found for cupy-cuda12x
+"""
+
+
+def test_each_family() -> None:
+    found = {(p.family, p.kind, p.file, p.line, p.message) for p in parse_log(LOG)}
+    assert ("nvcc", "compile_error", "src/a.cu", 12, 'identifier "cudaFoo" is undefined') in found
+    assert ("cc", "compile_error", "src/b.cpp", 3, "cuda_runtime.h: No such file or directory") in found
+    assert ("cc", "compile_error", "src/c.hip", 4, "use of undeclared identifier 'x'") in found
+    assert ("ld", "undefined_reference", "m.o", 0, "helper(int)") in found
+    assert ("ld", "multiple_definition", "b.o", 0, "multiple definition of 'g_count'") in found
+    assert ("lld", "missing_library", "", 0, "hipblas") in found
+    assert ("cmake", "cmake_error", "CMakeLists.txt", 7, "Could NOT find Boost (missing: Boost_INCLUDE_DIR)") in found
+    assert ("make", "make_no_rule", "k.cu", 0, "No rule to make target 'k.cu', needed by 'k.o'") in found
+    assert ("make", "make_error", "Makefile", 9, "[k.o] Error 1") in found
+    assert ("python", "python_exception", "setup.py", 4, "ModuleNotFoundError: No module named 'torch'") in found
+    assert ("pip", "pip_resolver", "", 0, "No matching distribution found for cupy-cuda12x") in found
+
+
+def test_gxx_quotes_are_plain() -> None:
+    [problem] = parse_log("x.cpp:1:1: error: \u2018cudaFree\u2019 was not declared in this scope\n")
+    assert problem.message == "'cudaFree' was not declared in this scope"
+
+
+def test_a_tools_own_traceback_is_not_the_builds_failure() -> None:
+    probe = ('Traceback (most recent call last):\n  File "/opt/rocm/bin/rocm_agent_enumerator", line 282, in <module>\n'
+             "    main()\nFileNotFoundError: [Errno 2] No such file or directory: '/sys/class/kfd/kfd/topology/nodes'\n")
+    assert parse_log(probe) == []
+    deep = ('Traceback (most recent call last):\n  File "/workspace/hip/setup.py", line 9, in <module>\n    setup()\n'
+            '  File "/usr/lib/python3/dist-packages/setuptools/__init__.py", line 104, in setup\n'
+            "RuntimeError: Error compiling objects for extension\n")
+    [problem] = parse_log(deep)
+    assert (problem.file, problem.line) == ("/workspace/hip/setup.py", 9)
