@@ -43,6 +43,7 @@ from worker.sources.hostguard import HostPolicy
 
 log = logging.getLogger(__name__)
 Log = Callable[[str], None]
+OFFERED = frozenset({PortState.PROPOSED, PortState.PUSHED, PortState.BUNDLED})
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 

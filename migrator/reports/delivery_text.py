@@ -53,3 +53,29 @@ def apply_commands(bundle_name: str, branch: str, target: str) -> str:
         f"git log --oneline {shlex.quote(target)}..{quoted_branch}",
         f"git push origin {quoted_branch}",
     ])
+
+
+def delivery_lines(attempt: PortAttempt) -> list[str]:
+    """What the command line prints: state, both builds, the branch, the pull request or the commands."""
+    record = attempt.delivery
+    lines = [f"delivery ({record.mode}): {attempt.get_state_display()}"]
+    for side in (attempt.rocm, attempt.cuda):
+        if isinstance(side, dict) and side:
+            lines.append(f"  {side.get('side')} build: {side.get('status')} ({side.get('reason')})")
+    if isinstance(attempt.lines, dict) and attempt.lines:
+        lines.append(f"  change: {attempt.lines.get('files')} files, +{attempt.lines.get('added')} "
+                     f"-{attempt.lines.get('removed')} lines against {record.target_branch}")
+    for conflict in attempt.conflicts:
+        if isinstance(conflict, dict):
+            lines.append(f"  conflict: {conflict.get('path')} (your edit kept; the {conflict.get('against')} differs)")
+    if attempt.state in ("proposed", "pushed"):
+        lines.append(f"  branch: {record.branch} at {attempt.commit[:12]} on {attempt.run.git_url}")
+    if record.pr_url and attempt.state == "proposed":
+        lines.append(f"  pull request: {record.pr_url}")
+    if attempt.bundle:
+        lines.append(f"  bundle: {attempt.bundle}")
+        lines += [f"    {command}" for command in attempt.commands.splitlines()]
+    if attempt.error:
+        lines.append(f"  error: {attempt.error}")
+    lines += [f"  note: {note}" for note in attempt.notes if isinstance(note, str)]
+    return lines
