@@ -21,6 +21,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from unittest.mock import patch
 
 from _benchdb import ROOT, load_note, scratch_django
 
@@ -53,7 +54,7 @@ def _measure(rounds: int, fixture: Path) -> list[dict[str, float]]:
     from migrator.projects import actions
     from migrator.projects.constants import STAGE_NAMES
     from migrator.projects.models import Run
-    from migrator.reports import delivery, receivers
+    from migrator.reports import delivery, tasks
     from migrator.reports.models import PortAttempt
     from tests.reports.fake_host import FakeHost
     from tests.reports.team_repo import git, team_repo
@@ -64,18 +65,17 @@ def _measure(rounds: int, fixture: Path) -> list[dict[str, float]]:
     settings.MIGRATOR_ALLOW_LOCAL_GIT = True
     settings.MIGRATOR_DISABLED_STAGES = [name for name in STAGE_NAMES if name != "fetch"]
     settings.ALLOWED_HOSTS = ["*"]
-    hooks.queue_delivery = lambda pk: True  # type: ignore[assignment]  # the hand-off is called below
-    hooks.start_run = lambda run: None  # type: ignore[assignment]
     finished: list[float] = []
 
     def update(args: list[int], queue: str) -> None:
         finished.append(time.monotonic())
         delivery.redeliver(int(args[0]))
 
-    receivers.redeliver_port.apply_async = update  # type: ignore[method-assign]
-    receivers.transaction.on_commit = lambda send, *a, **k: send()  # type: ignore[assignment]
     rows = []
-    with tempfile.TemporaryDirectory() as scratch:
+    # The hand-off and the port update are called here, in this process, instead of through the broker
+    # (outside a transaction, on_commit runs at once).
+    with tempfile.TemporaryDirectory() as scratch, patch.object(hooks, "queue_delivery", lambda pk: True), \
+            patch.object(hooks, "start_run", lambda run: None), patch.object(tasks.redeliver_port, "apply_async", update):
         repo = team_repo(Path(scratch), fixture)
         team = ensure_team("bench")[0]
         project = actions.create_project(team, "bench", user=None, git_url=repo.url)

@@ -2,9 +2,13 @@
 never a commit that does not descend from the port branch's head."""
 from __future__ import annotations
 
+import shlex
+import shutil
+import subprocess
 from collections.abc import Collection
 from pathlib import Path
 
+from migrator.reports.delivery_text import apply_commands
 from tests.reports.team_repo import TeamRepo, git, team_repo
 from worker.delivery.compose import Composed, Previous, compose
 from worker.delivery.gitrepo import PortRepo, RemoteSpec
@@ -15,7 +19,7 @@ from worker.sources.hostguard import HostPolicy
 def _change(tree: Path, only: Collection[str] | None) -> Change:
     """A stand-in engine: config.mk gets a guarded line derived from the CUDA side's flags."""
     flags = (tree / "config.mk").read_text().strip()
-    files = (FileChange("rocm/part.mk", b"HIPCC ?= hipcc\n", "added"),)
+    files: tuple[FileChange, ...] = (FileChange("rocm/part.mk", b"HIPCC ?= hipcc\n", "added"),)
     if only is None or "config.mk" in only:
         files += (FileChange("config.mk", f"{flags}\nifeq ($(GPU_PLATFORM),amd)\nNVCC := hipcc\nendif\n".encode(), ""),)
     return Change("single-source", "make", files, examined=("config.mk",) if only is None or "config.mk" in only else ())
@@ -92,3 +96,16 @@ def test_a_delivery_with_nothing_new_makes_no_commit(tmp_path: Path) -> None:
     _first, previous = _deliver(team, tmp_path / "d1", None)
     again, _ = _deliver(team, tmp_path / "d2", previous)
     assert again.commit is None and again.head == team.head("port")
+
+
+def test_a_bundle_applies_with_the_commands_it_comes_with(tmp_path: Path) -> None:
+    team = _team(tmp_path)
+    repo = PortRepo(tmp_path / "d", RemoteSpec(team.url), allow_local=True, policy=HostPolicy(bases=()),
+                    log=lambda _: None)
+    head, port = repo.fetch("main", "port/amd")
+    composed = compose(repo, head, port, None, _change, "port")
+    bundle = repo.bundle(composed.head, "port/amd", tmp_path / "port-amd.bundle")
+    shutil.copy(bundle, team.clone / bundle.name)
+    for command in apply_commands(bundle.name, "port/amd", "main").splitlines()[:2]:  # the push needs no test
+        subprocess.run(shlex.split(command), cwd=team.clone, check=True, capture_output=True)
+    assert git(team.clone, "rev-parse", "port/amd") == composed.head

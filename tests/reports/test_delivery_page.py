@@ -15,7 +15,7 @@ from pytest_django import Settings
 from migrator.accounts.models import Team
 from migrator.api.models import create_token
 from migrator.projects.models import Run
-from migrator.reports import delivery_views
+from migrator.reports import tasks
 from migrator.reports.models import PortAttempt, PortDelivery, PortState
 from tests.reports.team_repo import team_repo
 
@@ -65,7 +65,7 @@ def test_the_deliver_form_and_the_api_queue_the_delivery(
     run: Run, client: Client, team_user: tuple[User, Team], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queued: list[tuple[int, str, str]] = []
-    monkeypatch.setattr(delivery_views.deliver_port, "apply_async",
+    monkeypatch.setattr(tasks.deliver_port, "apply_async",
                         lambda args, queue: queued.append((args[0], args[1], args[2])))
     signed_in = _signed_in(client, team_user[0])
     assert signed_in.post(f"/runs/{run.pk}/delivery/deliver", {"branch": "-x", "mode": "copy"}).status_code == 302

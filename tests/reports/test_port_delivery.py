@@ -23,7 +23,7 @@ from migrator.integrations.verify import github_signature
 from migrator.pipeline import orchestrator
 from migrator.projects import actions
 from migrator.projects.models import Project, Run
-from migrator.reports import delivery, receivers
+from migrator.reports import delivery, tasks
 from migrator.reports.models import PortAttempt, PortState
 from tests.reports.fake_host import FakeHost
 from tests.reports.team_repo import TeamRepo, git, team_repo
@@ -103,7 +103,7 @@ def _run_webhook_delivery(project: Project, sha: str, monkeypatch: pytest.Monkey
     stages run, ``run_finished`` queues the port update, the update runs."""
     monkeypatch.setattr(hooks, "queue_delivery", lambda pk: True)
     monkeypatch.setattr(hooks, "start_run", lambda run: None)
-    monkeypatch.setattr(receivers.redeliver_port, "apply_async",
+    monkeypatch.setattr(tasks.redeliver_port, "apply_async",
                         lambda args, queue: delivery.redeliver(int(args[0])))
     assert _push_webhook(project, sha) == 202
     run = hooks.start_delivery_run(WebhookDelivery.objects.get(head_sha=sha).pk)
