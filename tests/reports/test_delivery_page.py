@@ -52,7 +52,9 @@ def test_the_page_shows_both_modes_and_a_conflict_with_both_versions(
         cuda={"side": "cuda", "status": "failed", "reason": "make exited with status 2"},
         conflicts=[{"path": "Makefile", "regenerated": "NVCCFLAGS ?= -O3", "hand": "NVCCFLAGS ?= -O2 -g",
                     "against": "regenerated edit"}])
-    page = _signed_in(client, team_user[0]).get(f"/runs/{run.pk}/delivery").content.decode()
+    run_page = _signed_in(client, team_user[0]).get(run.get_absolute_url()).content.decode()
+    assert f'href="/runs/{run.pk}/delivery#attempt-' in run_page and "1 conflict with hand edits" in run_page
+    page = client.get(f"/runs/{run.pk}/delivery").content.decode()
     assert "Not proposed: the CUDA build fails on the delivered branch" in page
     assert "make exited with status 2" in page
     assert "<pre>NVCCFLAGS ?= -O2 -g</pre>" in page and "<pre>NVCCFLAGS ?= -O3</pre>" in page
