@@ -1,6 +1,6 @@
 """Delivery size: lines changed by the single-source change against the converted copy, per fixture.
 
-Run: .venv/bin/python bench/delivery_size_bench.py
+Run: .venv/bin/python bench/delivery_size_bench.py [TREE ...]   (extra CUDA trees, e.g. a checkout of a public code base)
 
 For each CUDA fixture (the delivery tests' CMake and Makefile projects and the build-system fixtures
 with a top-level CMakeLists.txt or Makefile) the tree is translated with the engine
@@ -51,9 +51,10 @@ def measure(change: Change, tree: Path) -> tuple[int, int, int, int, int]:
 
 
 def main() -> None:
+    trees = FIXTURES + [Path(arg).resolve() for arg in sys.argv[1:]]
     print(f"{'fixture':<16} {'mode':<14} {'files':>5} {'+lines':>7} {'-lines':>7} {'sources':>7} "
           f"{'in new files':>12} {'existing lines changed':>22}")
-    for fixture in FIXTURES:
+    for fixture in trees:
         with tempfile.TemporaryDirectory() as scratch:
             translated = Path(scratch) / "hip"
             translate_tree(fixture, translated)
