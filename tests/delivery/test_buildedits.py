@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.delivery.buildedits import NotUnderstood, edit_cmake, edit_makefile
+from worker.delivery.buildedits import NotUnderstood, edit_cmake, edit_makefile, edit_nested_cmake
 from worker.delivery.singlesource import single_source
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "delivery"
@@ -81,3 +81,13 @@ def test_nvcc_options_become_hipcc_options() -> None:
     words = nvcc_as_hipcc.translate(["-O2", "-arch=sm_80", "-gencode", "arch=compute_80,code=sm_80", "-Xcompiler",
                                      "-fPIC,-Wall", "--use_fast_math", "-rdc=true", "-c", "k.cu", "-o", "k.o"])
     assert words == ["-O2", "-fPIC", "-Wall", "-ffast-math", "-fgpu-rdc", "-c", "k.cu", "-o", "k.o"]
+
+
+def test_a_nested_project_enables_cuda_only_when_the_amd_build_is_off() -> None:
+    text = "cmake_minimum_required(VERSION 3.20)\nproject(asyncAPI LANGUAGES C CXX CUDA)\nadd_executable(a a.cu)\n"
+    edited = edit_nested_cmake(text)
+    assert edited == ("cmake_minimum_required(VERSION 3.20)\nproject(asyncAPI LANGUAGES C CXX)\n"
+                      "if(NOT MIGRATOR_HIP)  # GPU_PLATFORM=amd builds it through HIP\n  enable_language(CUDA)\nendif()\n"
+                      "add_executable(a a.cu)\n")
+    assert edit_nested_cmake(edited) == edited
+    assert edit_nested_cmake("add_executable(b b.cu)\n") == "add_executable(b b.cu)\n"

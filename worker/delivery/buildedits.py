@@ -1,8 +1,8 @@
 """Guarded edits of a CUDA project's own build files: a HIP path beside the CUDA one.
 
-CMake: ``CUDA`` leaves the ``project()`` languages and is enabled right after it unless
+CMake: ``CUDA`` leaves the top-level ``project()`` languages and is enabled right after it unless
 ``GPU_PLATFORM`` is ``amd`` (or ``USE_HIP`` is on), in which case ``rocm/MigratorHIP.cmake`` is read
-instead; ``find_package(CUDAToolkit)``/``enable_language(CUDA)`` lines are guarded so an AMD configure
+instead; a ``project()`` naming CUDA in a CMakeLists.txt further down enables it under the same test; ``find_package(CUDAToolkit)``/``enable_language(CUDA)`` lines are guarded so an AMD configure
 does not need a CUDA toolkit. Make: the whole Makefile sits in the ``else`` of a
 ``GPU_PLATFORM=amd`` test whose other side includes ``rocm/hip.mk``. With ``GPU_PLATFORM`` unset
 both files do exactly what they did. Each edit is idempotent: a file that already has it is returned
@@ -60,6 +60,28 @@ def edit_cmake(text: str) -> str:
     body = _guard_cuda_lines(text[project.end():])
     line = f"{project['indent']}project({' '.join(kept)})"
     return f"{text[:project.start()]}{line}\n{CMAKE_SWITCH}{body.removeprefix(chr(10))}"
+
+
+NESTED_GUARD = "if(NOT MIGRATOR_HIP)"
+
+
+def edit_nested_cmake(text: str) -> str:
+    """A CMakeLists.txt below the top: a ``project()`` that names CUDA leaves it out and enables CUDA only
+    when the AMD build is off; CUDA-toolkit lines are guarded. Unchanged when it has neither (or has them
+    guarded already)."""
+    if NESTED_GUARD in text:
+        return text
+    project = _PROJECT.search(text)
+    words = project["args"].split() if project else []
+    if project is None or not any(word.upper() == "CUDA" for word in words[1:]):
+        return _guard_cuda_lines(text)
+    kept = [words[0], *(word for word in words[1:] if word.upper() != "CUDA")]
+    if kept[-1].upper() == "LANGUAGES":
+        kept.append("CXX")
+    indent = project["indent"]
+    line = (f"{indent}project({' '.join(kept)})\n{indent}{NESTED_GUARD}  # GPU_PLATFORM=amd builds it through HIP\n"
+            f"{indent}  enable_language(CUDA)\n{indent}endif()")
+    return f"{text[:project.start()]}{line}{_guard_cuda_lines(text[project.end():])}"
 
 
 def _guard_cuda_lines(text: str) -> str:

@@ -5,7 +5,7 @@ translated tree. Output: a ``Change`` that
 - adds ``rocm/`` (the build-time translation script, hipcc standing in for nvcc, the CMake module or
   the Makefile part), the same files for every project;
 - edits the top-level ``CMakeLists.txt`` or ``Makefile`` (``buildedits``), guarded so the CUDA build
-  does what it did;
+  does what it did, and for CMake each CMakeLists.txt below it that enables CUDA itself;
 - adds a ROCm Dockerfile or CI workflow beside each one the run's build fixes changed
   (``Dockerfile`` -> ``Dockerfile.rocm``, ``.github/workflows/ci.yml`` -> ``ci-rocm.yml``), never
   rewriting the CUDA one.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
-from worker.delivery.buildedits import NotUnderstood, edit_cmake, edit_makefile
+from worker.delivery.buildedits import NotUnderstood, edit_cmake, edit_makefile, edit_nested_cmake
 from worker.delivery.model import Change, FileChange
 
 ADDED = Path(__file__).parent / "added"
@@ -57,9 +57,28 @@ def single_source(tree: Path, translated: Path | None, only: Collection[str] | N
         else:
             if edited != text:
                 files.append(FileChange(name, edited.encode(), "a guarded HIP path beside the CUDA build"))
+    if system == "cmake":
+        for relative in nested_cmake_files(tree):
+            if only is None or relative in only:
+                examined.append(relative)
+                text = (tree / relative).read_text(encoding="utf-8", errors="surrogateescape")
+                edited = edit_nested_cmake(text)
+                if edited != text:
+                    files.append(FileChange(relative, edited.encode("utf-8", "surrogateescape"),
+                                            "CUDA enabled only when the AMD build is off"))
     if translated is not None:
         files += sidecars(tree, translated, only)
     return Change("single-source", system, tuple(files), tuple(notes), tuple(examined))
+
+
+def nested_cmake_files(tree: Path) -> list[str]:
+    """Every CMakeLists.txt below the top (not in .git, not through a link)."""
+    found = []
+    for path in sorted(tree.rglob("CMakeLists.txt")):
+        relative = path.relative_to(tree)
+        if len(relative.parts) > 1 and ".git" not in relative.parts and path.is_file() and not path.is_symlink():
+            found.append(relative.as_posix())
+    return found
 
 
 def sidecars(tree: Path, translated: Path, only: Collection[str] | None) -> list[FileChange]:
