@@ -91,3 +91,9 @@ def test_a_nested_project_enables_cuda_only_when_the_amd_build_is_off() -> None:
                       "add_executable(a a.cu)\n")
     assert edit_nested_cmake(edited) == edited
     assert edit_nested_cmake("add_executable(b b.cu)\n") == "add_executable(b b.cu)\n"
+
+
+def test_the_cmake_module_carries_the_scanners_cuda_to_rocm_library_table() -> None:
+    module = single_source(FIXTURES / "cmake_saxpy", None).by_path()["rocm/MigratorHIP.cmake"].data or b""
+    assert b"@MIGRATOR_CUDA_LIBRARIES@" not in module
+    assert b"cublas=hipblas=roc::hipblas" in module and b"cufft=hipfft=hip::hipfft" in module

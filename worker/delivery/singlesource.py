@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from worker.delivery.buildedits import NotUnderstood, edit_cmake, edit_makefile, edit_nested_cmake
 from worker.delivery.model import Change, FileChange
+from worker.scanning.libraries import CMAKE_LIBRARIES
 
 ADDED = Path(__file__).parent / "added"
 ADDED_FILES = {  # repository path -> our file, per build system
@@ -28,6 +29,16 @@ ADDED_FILES = {  # repository path -> our file, per build system
 }
 BUILD_FILES = {"cmake": ("CMakeLists.txt",), "make": ("Makefile", "makefile", "GNUmakefile")}
 _CI_FOLDERS = (".github/workflows", ".gitlab")
+
+
+def added_file(name: str) -> bytes:
+    """One of the files the change adds; the CMake module gets the CUDA -> ROCm library table the
+    scanner uses (``worker.scanning.libraries``)."""
+    data = (ADDED / name).read_bytes()
+    if name == "MigratorHIP.cmake":
+        table = ";".join(f"{cuda}={package}={target}" for cuda, (package, target) in sorted(CMAKE_LIBRARIES.items()))
+        data = data.replace(b"@MIGRATOR_CUDA_LIBRARIES@", table.encode())
+    return data
 
 
 def build_system(tree: Path) -> str:
@@ -43,8 +54,7 @@ def single_source(tree: Path, translated: Path | None, only: Collection[str] | N
         return Change("single-source", "", notes=("no top-level CMakeLists.txt or Makefile: nothing gives the "
                                                   "build a HIP path; deliver a converted copy instead",))
     name = next(n for n in BUILD_FILES[system] if (tree / n).is_file())
-    files = [FileChange(path, (ADDED / ours).read_bytes(), "added: the AMD build's part")
-             for path, ours in ADDED_FILES[system].items()]
+    files = [FileChange(path, added_file(ours), "added: the AMD build's part") for path, ours in ADDED_FILES[system].items()]
     notes: list[str] = []
     examined: list[str] = []
     if only is None or name in only:

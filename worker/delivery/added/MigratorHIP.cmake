@@ -2,7 +2,7 @@
 # never reads it. At configure time the CUDA sources are translated to HIP with Migrator's engine
 # (rocm/hipify_tree.py) into the build folder, and every target builds the translated copies: .cu files
 # (and C++ files the translation changed) as CMake's HIP language, include folders of this repository
-# mapped to their translated copies. Set CMAKE_HIP_ARCHITECTURES to the GPUs to build for.
+# mapped to their translated copies, CUDA:: libraries mapped to ROCm's. Set CMAKE_HIP_ARCHITECTURES to the GPUs to build for.
 set(MIGRATOR_HIP ON)
 enable_language(HIP)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
@@ -19,11 +19,34 @@ endif()
 file(GLOB_RECURSE _migrator_inputs "${CMAKE_SOURCE_DIR}/*.cu" "${CMAKE_SOURCE_DIR}/*.cuh")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_migrator_inputs})
 
-foreach(_migrator_lib IN ITEMS cudart cudart_static cuda_driver)
-  if(NOT TARGET CUDA::${_migrator_lib})
-    add_library(CUDA::${_migrator_lib} INTERFACE IMPORTED)  # HIP targets link the HIP runtime themselves
+# CUDA:: library targets the project links become their ROCm counterparts, found when first used
+# (name=package=target; the runtime needs nothing: HIP targets link it themselves).
+set(MIGRATOR_CUDA_LIBRARIES "@MIGRATOR_CUDA_LIBRARIES@")
+
+function(_migrator_cuda_library name)
+  if(TARGET CUDA::${name})
+    return()
   endif()
-endforeach()
+  add_library(CUDA::${name} INTERFACE IMPORTED GLOBAL)
+  foreach(entry IN LISTS MIGRATOR_CUDA_LIBRARIES)
+    string(REPLACE "=" ";" parts "${entry}")
+    list(GET parts 0 cuda)
+    if(cuda STREQUAL name)
+      list(GET parts 1 package)
+      list(GET parts 2 rocm)
+      if(NOT package STREQUAL "hip")
+        find_package(${package} QUIET)
+        if(TARGET ${rocm})
+          set_property(TARGET CUDA::${name} PROPERTY INTERFACE_LINK_LIBRARIES ${rocm})
+        else()
+          message(WARNING "CUDA::${name}: its ROCm counterpart ${rocm} (package ${package}) was not found")
+        endif()
+      endif()
+      return()
+    endif()
+  endforeach()
+  message(WARNING "CUDA::${name} has no ROCm counterpart here: linked as nothing")
+endfunction()
 
 # The translated copy of a path inside this repository (outside the build folder); others stay.
 function(_migrator_translated path base out)
@@ -66,6 +89,14 @@ function(_migrator_use_translated target)
       set_property(TARGET ${target} PROPERTY HIP_STANDARD ${standard})
     endif()
   endif()
+  foreach(property IN ITEMS LINK_LIBRARIES INTERFACE_LINK_LIBRARIES)
+    get_target_property(libraries ${target} ${property})
+    foreach(library IN LISTS libraries)
+      if(library MATCHES "^CUDA::(.+)$")
+        _migrator_cuda_library("${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+  endforeach()
   foreach(property IN ITEMS INCLUDE_DIRECTORIES INTERFACE_INCLUDE_DIRECTORIES)
     get_target_property(folders ${target} ${property})
     if(folders)
