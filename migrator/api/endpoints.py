@@ -19,6 +19,8 @@ from migrator.accounts.models import Team
 from migrator.api.auth import Throttled, TokenAuth
 from migrator.api.models import ApiToken
 from migrator.api.schemas import (
+    DeliverIn,
+    DeliveryOut,
     ErrorOut,
     NotebookHit,
     ProjectIn,
@@ -41,8 +43,11 @@ from migrator.projects.logs import read_log_from
 from migrator.projects.models import Project, Run
 from migrator.projects.queueing import queue_down_message, queue_is_down, retry_after_s
 from migrator.reports.build import build_report
+from migrator.reports.delivery_views import queue_delivery
 from migrator.reports.links import absolute_url
 from migrator.reports.markdown import export_markdown
+from migrator.reports.models import PortAttempt
+from worker.delivery.model import MODES
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.sources.gitsource import GitSourceError, check_git_url, check_ref
 
@@ -254,6 +259,39 @@ def get_report(request: HttpRequest, run_id: int) -> dict[str, object]:
 def get_report_markdown(request: HttpRequest, run_id: int) -> HttpResponse:
     text = export_markdown(build_report(_run(request, run_id)))
     return HttpResponse(text, content_type="text/markdown; charset=utf-8")
+
+
+@api.post("/runs/{run_id}/deliver", response={202: ErrorOut, 400: ErrorOut}, tags=["deliveries"])
+def deliver_run(request: HttpRequest, run_id: int, payload: DeliverIn) -> Status[object]:
+    """Queue the delivery of a finished git run as ``branch`` (``mode``: single-source or copy); both
+    builds run before anything is pushed. GET ``/runs/{run_id}/deliveries`` for the result."""
+    run = _run(request, run_id)
+    try:
+        branch = check_ref(payload.branch)
+    except GitSourceError as exc:
+        return Status(400, {"detail": str(exc)})
+    if not branch or payload.mode not in MODES:
+        return Status(400, {"detail": "name the branch; mode is single-source or copy"})
+    if not run.is_final or run.source_kind != "git":
+        return Status(400, {"detail": "only a finished run fetched from a git repository can be delivered"})
+    queue_delivery(run.pk, branch, payload.mode)
+    return Status(202, {"detail": f"delivering {payload.mode} as {branch}"})
+
+
+@api.get("/runs/{run_id}/deliveries", response=list[DeliveryOut], tags=["deliveries"])
+def list_deliveries(request: HttpRequest, run_id: int) -> list[dict[str, object]]:
+    """The deliveries of the run's project, newest first: both builds, branch, pull request, conflicts."""
+    attempts = PortAttempt.objects.filter(run__project=_run(request, run_id).project).select_related("delivery")
+    return [_delivery_out(attempt) for attempt in attempts[:50]]
+
+
+def _delivery_out(attempt: PortAttempt) -> dict[str, object]:
+    record = attempt.delivery
+    return {"id": attempt.pk, "run_id": attempt.run_id, "state": attempt.state, "mode": record.mode,
+            "branch": record.branch, "target_branch": record.target_branch, "commit": attempt.commit,
+            "rocm": attempt.rocm, "cuda": attempt.cuda, "pr_url": record.pr_url if attempt.state == "proposed" else "",
+            "conflicts": attempt.conflicts, "kept_hand": attempt.kept_hand, "lines": attempt.lines,
+            "error": attempt.error, "commands": attempt.commands}
 
 
 @api.get("/notebook/search", response=list[NotebookHit], tags=["notebook"])

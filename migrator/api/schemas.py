@@ -133,3 +133,28 @@ class StageLogOut(Schema):
 class SettingsOut(Schema):
     stored: dict[str, object]  # what differs from the defaults
     effective: dict[str, object]  # every key, defaults included
+
+
+class DeliverIn(Schema):
+    branch: str
+    mode: str = "single-source"  # or "copy"
+
+
+class DeliveryOut(Schema):
+    """One delivery of a run: both builds, the branch, the pull request, the conflicts."""
+
+    id: int
+    run_id: int
+    state: str
+    mode: str
+    branch: str
+    target_branch: str
+    commit: str
+    rocm: dict[str, object]
+    cuda: dict[str, object]
+    pr_url: str
+    conflicts: list[dict[str, object]]
+    kept_hand: list[str]
+    lines: dict[str, int]
+    error: str
+    commands: str

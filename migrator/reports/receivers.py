@@ -1,7 +1,8 @@
 """Reports' reaction to a run's progress: post its commit status and report to the pull request.
 
 A pending status once the first stage has finished, the final status and report comment once the
-run is final. Nothing happens for a project without a host token. Posting runs as its own task
+run is final. Nothing happens for a project without a host token. A webhook run of a project with
+port branches updates them once it is final (``delivery.redeliver``). Posting runs as its own task
 after the transaction commits, so a slow or failing code host never holds up a stage.
 """
 from __future__ import annotations
@@ -13,11 +14,11 @@ from django.db import transaction
 from django.dispatch import receiver
 
 from migrator.integrations.models import ProjectIntegration
-from migrator.projects.constants import FINAL_RUN_STATES
+from migrator.projects.constants import FINAL_RUN_STATES, Trigger
 from migrator.projects.models import Run, Stage
 from migrator.projects.signals import run_finished, stage_finished
-from migrator.reports.models import PostPhase
-from migrator.reports.tasks import post_run_status
+from migrator.reports.models import PortDelivery, PostPhase
+from migrator.reports.tasks import post_run_status, redeliver_port
 
 log = logging.getLogger(__name__)
 
@@ -46,5 +47,20 @@ def queue_status_post(run_id: int, phase: str) -> None:
             post_run_status.apply_async(args=[run_id], kwargs={"phase": phase}, queue="cpu")
         except Exception:  # a broker hiccup must not fail the stage that just finished
             log.exception("could not queue status posting for run %s", run_id)
+
+    transaction.on_commit(send)
+
+
+@receiver(run_finished, dispatch_uid="reports.redeliver_port")
+def redeliver_port_branches(sender: type[Run], run: Run, **_: Any) -> None:
+    """A webhook run of a project with port branches updates them (their pull requests) once it is final."""
+    if run.trigger != Trigger.WEBHOOK or not PortDelivery.objects.filter(project_id=run.project_id).exists():
+        return
+
+    def send() -> None:
+        try:
+            redeliver_port.apply_async(args=[run.pk], queue="cpu")
+        except Exception:  # a broker hiccup must not fail the stage that just finished
+            log.exception("could not queue the port update for run %s", run.pk)
 
     transaction.on_commit(send)

@@ -1,7 +1,7 @@
 """A local HTTP server that behaves like the GitHub/GitLab REST API for statuses and comments.
 
-It records every request, can answer 500 a given number of times, and keeps comments so that
-updates of unknown ids answer 404 like the real hosts.
+It records every request, can answer 500 a given number of times, and keeps comments and pull
+requests so that updates of unknown ids answer 404 like the real hosts.
 """
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from typing import Any
 
 _COMMENT_CREATE = re.compile(r"/(issues/\d+/comments|merge_requests/\d+/notes)$")
 _COMMENT_UPDATE = re.compile(r"/(issues/comments|merge_requests/\d+/notes)/(?P<id>\d+)$")
+_PULL_CREATE = re.compile(r"/(pulls|merge_requests)$")
+_PULL_UPDATE = re.compile(r"/(pulls|merge_requests)/(?P<number>\d+)$")
 
 
 @dataclass
@@ -29,6 +31,7 @@ class FakeHost:
     fail_next: int = 0
     requests: list[Recorded] = field(default_factory=list)
     comments: dict[str, str] = field(default_factory=dict)
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)  # number -> what was sent
     server: ThreadingHTTPServer | None = None
 
     @property
@@ -79,9 +82,21 @@ class FakeHost:
                 return 404, {"message": "Not Found"}
             self.comments[match["id"]] = str(body.get("body", ""))
             return 200, {"id": int(match["id"])}
+        if method == "POST" and _PULL_CREATE.search(path):
+            return 201, self._pull(len(self.pulls) + 1, body)
+        if (match := _PULL_UPDATE.search(path)) and method in ("PATCH", "PUT"):
+            number = int(match["number"])
+            if number not in self.pulls:
+                return 404, {"message": "Not Found"}
+            return 200, self._pull(number, {**self.pulls[number], **body})
         if method == "POST" and "/statuses/" in path:
             return 201, {"state": body.get("state")}
         return 404, {"message": "Not Found"}
+
+    def _pull(self, number: int, body: dict[str, Any]) -> dict[str, object]:
+        self.pulls[number] = dict(body)
+        url = f"{self.url}/web/pull/{number}"
+        return {"number": number, "iid": number, "html_url": url, "web_url": url}
 
     def paths(self, method: str) -> list[str]:
         return [r.path for r in self.requests if r.method == method]

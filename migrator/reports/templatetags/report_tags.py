@@ -4,7 +4,7 @@ from __future__ import annotations
 from django import template
 
 from migrator.projects.models import Project, Run
-from migrator.reports.models import StatusPost
+from migrator.reports.models import PortAttempt, StatusPost
 
 register = template.Library()
 RUNS_PER_PR = 5
@@ -14,7 +14,8 @@ PULL_REQUESTS_SHOWN = 20
 @register.inclusion_tag("reports/_run_links.html")
 def run_report_links(run: Run) -> dict[str, object]:
     failed = StatusPost.objects.filter(run=run, ok=False).order_by("-pk").first()
-    return {"run": run, "failed_post": failed}
+    delivered = PortAttempt.objects.filter(run=run).select_related("delivery").first()  # the newest
+    return {"run": run, "failed_post": failed, "delivered": delivered}
 
 
 @register.inclusion_tag("reports/_runs_by_pr.html")

@@ -9,7 +9,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from migrator.api.cli import choose_team, exit_code, format_stage_line, migrate_repo, run_link, write_report
 from migrator.projects.actions import ActionError
+from migrator.projects.models import Run
 from migrator.projects.verdict import run_verdict
+from migrator.reports.delivery import OFFERED, deliver_run
+from migrator.reports.delivery_text import delivery_lines
+from worker.delivery.model import MODES
 from worker.project_settings import SettingsError
 from worker.sources.gitsource import GitSourceError
 
@@ -29,6 +33,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--project", default="", help="project name (default: from the path or URL)")
         parser.add_argument("--project-settings", dest="project_settings", default=None, help="project settings as a JSON object")
+        parser.add_argument("--deliver", metavar="BRANCH", default="",
+                            help="after the run, verify the port on both sides and push it to the git source as BRANCH "
+                                 "(with a host token: open or update its pull request)")
+        parser.add_argument("--delivery", choices=MODES, default="single-source",
+                            help="single-source (default): CUDA stays the source, HIP is made at build time; "
+                                 "copy: the translated tree as its own branch")
 
     def handle(self, *args: Any, **options: Any) -> None:
         settings = json.loads(options["project_settings"]) if options["project_settings"] else None
@@ -52,6 +62,19 @@ class Command(BaseCommand):
             write_report(run, options["report"])
             self.stdout.write(f"report written to {options['report']}")
         code = exit_code(run.state)
+        if options["deliver"]:
+            code = self._deliver(run, options["deliver"], options["delivery"]) or code
         if code:
             raise SystemExit(code)
 
+
+    def _deliver(self, run: Run, branch: str, mode: str) -> int:
+        """Print the delivery's outcome; 1 when nothing was offered."""
+        try:
+            attempt = deliver_run(run, branch, mode)
+        except ActionError as exc:
+            raise CommandError(f"delivery: {exc}") from exc
+        assert attempt is not None  # only a redelivery that requires the branch head skips
+        for line in delivery_lines(attempt):
+            self.stdout.write(line)
+        return 0 if attempt.state in OFFERED else 1
