@@ -24,6 +24,7 @@ from typing import Literal, cast
 
 from worker.scanning.build_units import cmake_units
 from worker.scanning.files import walk_tree
+from worker.scanning.project_kind import ProjectKind
 
 How = Literal["setup.py", "load", "load_inline", "cmake"]
 _SETUP_CALLS = frozenset({"CUDAExtension", "CppExtension"})
@@ -63,6 +64,16 @@ def extension_units(tree: Path, exclude_globs: tuple[str, ...], cmake_dirs: list
     for directory in cmake_dirs:
         units += _cmake_units(tree, directory)
     return units
+
+
+def torch_cmake_dirs(kind: ProjectKind) -> list[str]:
+    """Folders whose CMakeLists.txt finds Torch (from the scan's markers)."""
+    found = []
+    for marker in kind.extension_markers:
+        if marker.endswith(": find_package(Torch)"):
+            rel = marker.split(":", 1)[0]
+            found.append(rel.rsplit("/", 1)[0] if "/" in rel else ".")
+    return found
 
 
 class _Reader:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
@@ -32,6 +32,8 @@ from translator.torch_hipify import (
 )
 from worker.contained import ContainedFileError, clean_relative, read_text_beneath
 from worker.context import StageContext
+from worker.scanning.extension_units import extension_units, torch_cmake_dirs
+from worker.scanning.project_kind import ProjectKind
 from worker.sources.treelinks import first_link_in_path
 from worker.stages.applicability import project_kind
 from worker.stages.engine_tree import copy_changed, copy_source, engine_sandbox
@@ -50,6 +52,8 @@ _PYTHON_NAME = re.compile(r"python(\d+)\.(\d+)$")
 class Job:
     directory: str  # relative to the source, "." for the whole tree
     files: list[str]  # relative to the source
+    include_dirs: list[str] = field(default_factory=list)  # the extensions' include directories (as BuildExtension
+    # gives hipify: an include of a header found there is rewritten to its hipified name)
 
 
 def _extension_dirs(ctx: StageContext) -> list[str]:
@@ -57,6 +61,17 @@ def _extension_dirs(ctx: StageContext) -> list[str]:
     dirs = payload.get("kernel_dirs") if isinstance(payload, dict) else None
     found = [d for d in dirs if isinstance(d, str)] if isinstance(dirs, list) and dirs else ["."]
     return [d for d in found if _clean_dir(ctx.workspace.source, d)]
+
+
+def _include_dirs(ctx: StageContext) -> list[str]:
+    """The include directories the extensions' builds declare (tree-relative, real folders of the source)."""
+    payload = ctx.scan_data().get("project_kind")
+    if not isinstance(payload, dict):
+        return []
+    kind = ProjectKind.from_dict(payload)
+    units = extension_units(ctx.workspace.source, tuple(ctx.settings.exclude_globs), torch_cmake_dirs(kind))
+    found = dict.fromkeys(d for unit in units for d in unit.include_dirs)
+    return [d for d in found if d != "." and _clean_dir(ctx.workspace.source, d)]
 
 
 def _clean_dir(source: Path, directory: str) -> bool:
@@ -124,7 +139,9 @@ def run_torch_engine(ctx: StageContext) -> TreeAccount | None:
         return None
     source, hip = ctx.workspace.source, ctx.workspace.hip
     globs = tuple(ctx.settings.exclude_globs)
-    jobs = [Job(d, _sources(source, d, globs)) for d in _extension_dirs(ctx)]
+    includes = _include_dirs(ctx)
+    jobs = [Job(d, _sources(source, d, globs), [i for i in includes if d == "." or i == d or i.startswith(d + "/")])
+            for d in _extension_dirs(ctx)]
     for job in jobs:
         ctx.log(f"hipify: {ENGINE_NAME} over {job.directory}/ ({len(job.files)} sources), in the sandbox\n")
     with engine_sandbox(ctx, root, {f"{TOOL}/hipify": package, f"{TOOL}/torch_hipify.py": SCRIPT}) as (sandbox, output):

@@ -38,7 +38,8 @@ from pathlib import Path
 from worker.toolchain.roots import toolchain_store
 
 RECIPE = "1"  # bump when what a tree holds changes: old trees are then built again
-MOUNT_BASE = "/opt/torch-headers"  # where a tree appears in the sandbox (its key below it)
+MOUNT_PREFIX = "/tmp/torch-headers-"  # + the key: where a tree appears in the sandbox, read-only (one level: the
+# folders bubblewrap makes on the way to a deeper mount point are not the sandbox user's to enter)
 HIPIFIED_DIRS = ("*/ATen/cuda/*", "*/c10/cuda/*", "*/ATen/native/cuda/*", "*/ATen/native/nested/cuda/*",
                  "*/ATen/native/quantized/cuda/*", "*/ATen/native/sparse/cuda/*", "*/ATen/native/transformers/cuda/*",
                  "*/torch/csrc/cuda/*")
@@ -91,7 +92,7 @@ class HeaderTree:
     @property
     def mount(self) -> str:
         """Where the tree appears in the sandbox: named by its key, so compile cache keys follow the tree."""
-        return f"{MOUNT_BASE}/{self.key}"
+        return f"{MOUNT_PREFIX}{self.key}"
 
     def include_flags(self) -> list[str]:
         """``-isystem`` for torch's headers, its C++ API, and Python's headers, as seen in the sandbox."""

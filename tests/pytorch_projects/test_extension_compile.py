@@ -1,0 +1,134 @@
+"""PyTorch extension kernels compiled here, in the sandbox, against the hipified header tree of the worker's
+torch: a setup.py extension with two kernels and a binding, a JIT ``load()`` project, a seeded compile
+error reported at the original file and line. One header tree and one object cache serve the module."""
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.pytorch_projects.conftest import FIXTURES
+from tests.pytorch_projects.markers import needs_torch
+from worker.context import StageContext, Workspace
+from worker.project_settings import ProjectSettings
+from worker.scanning.extension_units import extension_units
+from worker.stages import compile as compile_stage
+from worker.stages import hipify, link, scan
+from worker.toolchain.extension_build import map_nvcc_flags
+from worker.toolchain.torch_headers import CMAKE_MACROS, ensure_header_tree
+
+pytestmark = needs_torch
+CHECKED = "hipified; linking and running need a ROCm PyTorch runner"
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The module's header store and object cache (the second compile of a file is a cache hit)."""
+    folder = tmp_path_factory.mktemp("extension-compile")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("MIGRATOR_TORCH_HEADERS_DIR", str(folder / "headers"))
+    patch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
+    yield folder
+    patch.undo()
+
+
+def _context(root: Path, cache: Path, previous: dict[str, dict[str, Any]] | None = None,
+             logs: list[str] | None = None) -> StageContext:
+    return StageContext(run_id=1, project_id=1, workspace=Workspace(root), settings=ProjectSettings.from_dict({}),
+                        cache_dir=cache, source_spec={"kind": "archive"}, previous=previous or {},
+                        log=(logs.append if logs is not None else lambda text: None))
+
+
+def _through_compile(shared: Path, name: str, edit: tuple[str, str, str] | None = None,
+                     logs: list[str] | None = None) -> tuple[Path, dict[str, dict[str, Any]], Any]:
+    """Scan, hipify (PyTorch's hipify, in the sandbox) and compile one fixture project in a fresh workspace."""
+    root = shared / f"ws-{name}-{len(list(shared.glob('ws-*')))}"
+    root.mkdir()
+    shutil.copytree(FIXTURES / name, root / "source")
+    if edit is not None:
+        path, old, new = edit
+        target = root / "source" / path
+        target.write_text(target.read_text().replace(old, new, 1))
+    previous: dict[str, dict[str, Any]] = {}
+    for stage_name, stage in (("scan", scan), ("hipify", hipify)):
+        result = stage.run(_context(root, shared / "cache", previous))
+        assert result.outcome == "passed", result.summary
+        previous[stage_name] = json.loads(json.dumps(result.data))
+    return root, previous, compile_stage.run(_context(root, shared / "cache", previous, logs))
+
+
+def test_the_header_tree_is_built_once_with_its_provenance(shared: Path) -> None:
+    tree = ensure_header_tree()
+    assert (tree.path / "include/ATen/hip/HIPContext.h").is_file()
+    assert (tree.path / "include/c10/hip/HIPStream.h").is_file() and (tree.path / "python/Python.h").is_file()
+    manifest = tree.manifest
+    assert manifest["torch_version"] == tree.torch_version and tree.torch_version.startswith("2.")
+    assert str(manifest["hipify"]).startswith("torch.utils.hipify ")
+    assert manifest["generated"] == [f"include/{CMAKE_MACROS}"]
+    assert isinstance(manifest["hipified"], int) and manifest["hipified"] > 100
+    assert ensure_header_tree().manifest["built_at"] == manifest["built_at"]  # cached, not built again
+
+
+def test_the_builds_are_read_without_running_them() -> None:
+    (unit,) = extension_units(FIXTURES / "rowops", (), [])
+    assert (unit.name, unit.how, unit.declared_in) == ("rowops._C", "setup.py", "setup.py:15")
+    assert unit.sources == ["csrc/rowops.cpp", "csrc/cuda/row_softmax.cu", "csrc/cuda/row_rmsnorm.cu"]
+    assert unit.include_dirs == ["csrc/include"] and unit.defines == ["ROWOPS_MAX_THREADS=256"]
+    assert unit.cxx_flags == ["-O2"]
+    mapped, _notes = map_nvcc_flags(unit.nvcc_flags, ("gfx90a",))
+    assert mapped == ["-O3", "-ffast-math", "-fno-strict-aliasing"]
+    (jit,) = extension_units(FIXTURES / "jitops", (), [])
+    assert (jit.how, jit.name, jit.directory) == ("load", "jitops_kernels", "jitops")
+    assert jit.sources == ["jitops/kernels/gather_scale.cu", "jitops/kernels/binding.cpp"]
+    assert jit.nvcc_flags == ["-O3", "--expt-extended-lambda"]
+
+
+def test_a_setup_py_extension_compiles_in_the_sandbox(shared: Path) -> None:
+    _root, _previous, result = _through_compile(shared, "rowops")
+    assert result.outcome == "passed", result.summary
+    assert result.data["mode"] == "extension" and CHECKED in result.summary
+    assert {f["original_path"]: f["status"] for f in result.data["files"]} == {
+        "csrc/rowops.cpp": "passed", "csrc/cuda/row_softmax.cu": "passed", "csrc/cuda/row_rmsnorm.cu": "passed"}
+    assert all(f["object_size"] > 0 for f in result.data["files"])
+    hip_command = next(f["command"] for f in result.data["files"] if f["path"] == "csrc/hip/row_softmax.hip")
+    assert "--offload-arch=gfx90a" in hip_command and "-ffast-math" in hip_command
+    assert "-DROWOPS_MAX_THREADS=256" in hip_command and "-DTORCH_EXTENSION_NAME=_C" in hip_command
+    (extension,) = result.data["extensions"]
+    assert extension["state"] == "passed" and extension["link"] == "needs a ROCm PyTorch runner"
+    assert extension["checked"] == result.data["checked"]
+    assert result.data["checked"].startswith(f"compiled against PyTorch {ensure_header_tree().torch_version}'s")
+    assert result.data["would_run"] == ["cd /workspace/hip && PYTORCH_ROCM_ARCH='gfx90a' python3 -m pip install "
+                                        "--no-build-isolation --no-deps -v ."]
+
+
+def test_a_seeded_error_is_reported_at_the_original_file_and_line(shared: Path) -> None:
+    line = "  const float scale = rsqrtf(scratch[0] / cols + eps);"
+    _root, _previous, result = _through_compile(
+        shared, "rowops", ("csrc/cuda/row_rmsnorm.cu", line, line.replace("eps", "epsilon")))
+    assert result.outcome == "failed"
+    statuses = {f["original_path"]: (f["status"], f["cached"]) for f in result.data["files"]}
+    assert statuses["csrc/cuda/row_rmsnorm.cu"] == ("failed", False)
+    assert statuses["csrc/rowops.cpp"] == ("passed", True)  # unchanged: the module's cache
+    expected = (FIXTURES / "rowops/csrc/cuda/row_rmsnorm.cu").read_text().splitlines().index(line) + 1
+    errors = [d for d in result.data["diagnostics"] if d["severity"] == "error"]
+    assert errors and (errors[0]["original_file"], errors[0]["original_line"]) == ("csrc/cuda/row_rmsnorm.cu",
+                                                                                    expected)
+    assert "epsilon" in errors[0]["message"]
+    assert result.data["extensions"][0]["state"] == "failed"
+
+
+def test_a_jit_load_project_compiles_and_never_claims_pip_install(shared: Path) -> None:
+    root, previous, result = _through_compile(shared, "jitops")
+    assert result.outcome == "passed", result.summary
+    assert {f["original_path"] for f in result.data["files"]} == {"jitops/kernels/gather_scale.cu",
+                                                                  "jitops/kernels/binding.cpp"}
+    assert not any("pip install" in command for command in result.data["would_run"])
+    assert result.data["would_run"][0].startswith("cd /workspace/hip && PYTORCH_ROCM_ARCH='gfx90a' python3 "
+                                                  "jitops/ops.py")
+    linked = link.run(_context(root, shared / "cache", {**previous, "compile": result.data}))
+    assert linked.outcome == "skipped" and linked.data["no_pytorch_runner"]
+    assert "needs a ROCm PyTorch runner" in linked.summary
