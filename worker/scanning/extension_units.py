@@ -30,7 +30,7 @@ How = Literal["setup.py", "load", "load_inline", "cmake"]
 _SETUP_CALLS = frozenset({"CUDAExtension", "CppExtension"})
 _LOAD_CALLS = frozenset({"load", "load_inline"})
 _COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")
-_SCRIPT_DIR = "\0script-dir\0"  # the value of os.path.dirname(__file__) and friends
+_TREE = "\0tree\0"  # marks a path already relative to the tree's top: __file__ is _TREE + "/" + its path
 
 
 @dataclass
@@ -66,6 +66,20 @@ def extension_units(tree: Path, exclude_globs: tuple[str, ...], cmake_dirs: list
     return units
 
 
+CORE_BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile")
+
+
+def core_and_bindings(tree: Path, units: list[ExtensionUnit]) -> list[str] | None:
+    """The extensions' folders when the tree also has a C/C++ core under its own build at the top (a
+    ``CMakeLists.txt`` or Makefile that does not find Torch, no extension built from the top); else None."""
+    build_file = next((tree / name for name in CORE_BUILD_FILES if (tree / name).is_file()), None)
+    if build_file is None or not units or any(u.directory == "." for u in units):
+        return None
+    if "find_package(Torch" in build_file.read_text(encoding="utf-8", errors="replace").replace(" ", ""):
+        return None
+    return sorted({u.directory for u in units})
+
+
 def torch_cmake_dirs(kind: ProjectKind) -> list[str]:
     """Folders whose CMakeLists.txt finds Torch (from the scan's markers)."""
     found = []
@@ -91,7 +105,7 @@ class _Reader:
     def strings(self, node: ast.expr | None, what: str, depth: int = 0) -> list[str]:
         if node is None:
             return []
-        if depth > 8:
+        if depth > 24:
             return self._computed(node, what)
         if isinstance(node, (ast.List, ast.Tuple)):
             return [s for item in node.elts for s in self.strings(item, what, depth + 1)]
@@ -107,13 +121,13 @@ class _Reader:
             return [node.value]
         if isinstance(node, ast.Name):
             if node.id == "__file__":
-                return [_SCRIPT_DIR + "/__file__"]
+                return [f"{_TREE}/{self.rel}"]
             bound = self.bindings.get(node.id)
             return self.strings(bound, what, depth + 1) if bound is not None else self._computed(node, what)
         if isinstance(node, ast.Call):
             return self._call(node, what, depth)
         if isinstance(node, ast.Attribute) and node.attr == "parent":
-            return [_parent(v) for v in self.strings(node.value, what, depth + 1)]
+            return [posixpath.dirname(v) for v in self.strings(node.value, what, depth + 1)]
         return self._computed(node, what)
 
     def _call(self, node: ast.Call, what: str, depth: int) -> list[str]:
@@ -122,7 +136,7 @@ class _Reader:
         if name in ("os.path.join", "posixpath.join", "path.join") and all(len(a) == 1 for a in args) and args:
             return [posixpath.join(*(a[0] for a in args))]
         if name in ("os.path.dirname", "path.dirname") and len(args) == 1 and len(args[0]) == 1:
-            return [_parent(args[0][0])]
+            return [posixpath.dirname(args[0][0])]
         if name in ("os.path.abspath", "os.path.realpath", "path.abspath", "str", "Path", "pathlib.Path") \
                 and len(args) == 1 and len(args[0]) == 1:
             return args[0]
@@ -145,23 +159,18 @@ class _Reader:
 
     def path(self, value: str) -> str | None:
         """A path the module names, tree-relative; None when it leaves the tree."""
-        if value.startswith(_SCRIPT_DIR):
-            value = value[len(_SCRIPT_DIR):].lstrip("/") or "."
+        if value.startswith(_TREE):
+            joined = posixpath.normpath(value[len(_TREE):].lstrip("/") or ".")
         elif value.startswith("/"):
             return None
-        joined = posixpath.normpath(posixpath.join(self.folder, value))
+        else:
+            joined = posixpath.normpath(posixpath.join(self.folder, value))
         return None if joined == ".." or joined.startswith("../") else joined
 
     def _computed(self, node: ast.expr, what: str) -> list[str]:
         self.notes.append(f"{self.rel}:{getattr(node, 'lineno', 0)}: {what} is computed ({ast.unparse(node)[:80]}); "
                           "not read")
         return []
-
-
-def _parent(value: str) -> str:
-    if value == _SCRIPT_DIR + "/__file__":
-        return _SCRIPT_DIR
-    return posixpath.dirname(value)
 
 
 def _dotted(node: ast.expr) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from worker.context import StageContext, StageResult
 from worker.payloads import CompileData, CompilePartData
-from worker.scanning.extension_units import ExtensionUnit
+from worker.scanning.extension_units import core_and_bindings
 from worker.scanning.project_kind import ProjectKind
 from worker.stages.extension_compile import RUNNER_IMAGE, read_units, run_extensions, runner_commands
 from worker.toolchain.detect import Toolchain
@@ -25,20 +25,6 @@ from worker.toolchain.stage_data import store_compile_record
 from worker.toolchain.work import BUILD, HIP_COPY, WorkError, make_dirs, open_work, remove, run_sandbox
 
 CoreCompile = Callable[[StageContext, Toolchain, TreeLineMap], StageResult]
-_CORE_BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile")
-
-
-def core_excludes(ctx: StageContext, units: list[ExtensionUnit]) -> list[str] | None:
-    """Exclude globs leaving the extensions' folders out of the core, or None when there is no core:
-    the root has no C/C++ build of its own (or it finds Torch), or an extension is built from the root."""
-    source = ctx.workspace.source
-    build_file = next((source / name for name in _CORE_BUILD_FILES if (source / name).is_file()), None)
-    if build_file is None or any(u.directory == "." for u in units):
-        return None
-    text = build_file.read_text(encoding="utf-8", errors="replace")
-    if "find_package(Torch" in text.replace(" ", ""):
-        return None
-    return sorted({f"{u.directory}/**" for u in units})
 
 
 def run_extension_project(ctx: StageContext, kind: ProjectKind, toolchain: Toolchain, line_map: TreeLineMap,
@@ -47,8 +33,9 @@ def run_extension_project(ctx: StageContext, kind: ProjectKind, toolchain: Toolc
     renames = {str(k): str(v) for k, v in (ctx.hipify_data().get("renames") or {}).items()}
     parts: list[CompilePartData] = []
     core: StageResult | None = None
-    excludes = core_excludes(ctx, units)
-    if excludes is not None:
+    folders = core_and_bindings(ctx.workspace.source, units)
+    excludes = [f"{d}/**" for d in folders or []]
+    if folders is not None:
         ctx.log(f"compile: the core first, with its own build ({', '.join(excludes)} left to the extension build)\n")
         settings = dataclasses.replace(ctx.settings, exclude_globs=(*ctx.settings.exclude_globs, *excludes))
         core = core_compile(dataclasses.replace(ctx, settings=settings), toolchain, line_map)

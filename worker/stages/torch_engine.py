@@ -32,7 +32,7 @@ from translator.torch_hipify import (
 )
 from worker.contained import ContainedFileError, clean_relative, read_text_beneath
 from worker.context import StageContext
-from worker.scanning.extension_units import extension_units, torch_cmake_dirs
+from worker.scanning.extension_units import core_and_bindings, extension_units, torch_cmake_dirs
 from worker.scanning.project_kind import ProjectKind
 from worker.sources.treelinks import first_link_in_path
 from worker.stages.applicability import project_kind
@@ -129,8 +129,23 @@ def torch_engine_problem(ctx: StageContext) -> str:
     return _unavailable(ctx)[2]
 
 
-def run_torch_engine(ctx: StageContext) -> TreeAccount | None:
-    """The account of PyTorch's hipify, or None (logged) when it cannot run here.
+def bindings_dirs(ctx: StageContext) -> list[str] | None:
+    """The extensions' folders of a project built whole (a C/C++ core under its own build, bindings beside
+    it): the core goes to the builtin engine and only these to PyTorch's hipify. None otherwise."""
+    payload = ctx.scan_data().get("project_kind")
+    if not isinstance(payload, dict):
+        return None
+    kind = ProjectKind.from_dict(payload)
+    units = extension_units(ctx.workspace.source, tuple(ctx.settings.exclude_globs), torch_cmake_dirs(kind))
+    found = core_and_bindings(ctx.workspace.source, [u for u in units if u.sources])
+    return [d for d in found if _clean_dir(ctx.workspace.source, d)] if found else None
+
+
+def run_torch_engine(ctx: StageContext, dirs: list[str] | None = None,
+                     over: TreeAccount | None = None) -> TreeAccount | None:
+    """The account of PyTorch's hipify, or None (logged) when it cannot run here. ``dirs``: only these
+    folders; ``over``: the account of the tree already translated by another engine (the core's), whose
+    entries for those folders PyTorch's hipify replaces.
 
     Raises ``TorchHipifyError`` when the engine fails and ``SandboxUnavailable`` when no sandbox can start."""
     root, package, reason = _unavailable(ctx)
@@ -141,14 +156,21 @@ def run_torch_engine(ctx: StageContext) -> TreeAccount | None:
     globs = tuple(ctx.settings.exclude_globs)
     includes = _include_dirs(ctx)
     jobs = [Job(d, _sources(source, d, globs), [i for i in includes if d == "." or i == d or i.startswith(d + "/")])
-            for d in _extension_dirs(ctx)]
+            for d in (dirs or _extension_dirs(ctx))]
     for job in jobs:
         ctx.log(f"hipify: {ENGINE_NAME} over {job.directory}/ ({len(job.files)} sources), in the sandbox\n")
     with engine_sandbox(ctx, root, {f"{TOOL}/hipify": package, f"{TOOL}/torch_hipify.py": SCRIPT}) as (sandbox, output):
         answer = _hipify_in_sandbox(ctx, sandbox, output, jobs)
-        copy_source(source, hip)
+        if over is None:
+            copy_source(source, hip)
         copy_changed(output / "tree", source, hip, ctx.log)
     account = TreeAccount(source=str(source), destination=str(hip), engine=ENGINE_NAME)
+    if over is not None:
+        inside = tuple(f"{d.rstrip('/')}/" for d in dirs or [])
+        account.engine = f"{over.engine} (core), {ENGINE_NAME} ({', '.join(dirs or [])})"
+        account.files = [f for f in over.files if not f.path.startswith(inside)]
+        account.renames = {k: v for k, v in over.renames.items() if not k.startswith(inside)}
+        account.warnings, account.port_header = list(over.warnings), over.port_header
     for job, items in zip(jobs, answer):
         _account(ctx, account, job.directory, items)
     ctx.progress(len(jobs), len(jobs))
