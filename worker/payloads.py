@@ -117,6 +117,7 @@ class ScanData(PythonScanData, total=False):
     wavefront_total: int
     wavefront_by_kind: dict[str, int]
     artifact: str  # workspace-relative path of the full scan.json
+    empty_submodules: list[dict[str, object]]  # ``EmptySubmodule.to_dict()``: named in .gitmodules, empty here
 
 
 class FixData(TypedDict):

@@ -44,7 +44,8 @@ def _context(root: Path, cache: Path, previous: dict[str, dict[str, Any]] | None
 
 
 def _through_compile(shared: Path, name: str, edit: tuple[str, str, str] | None = None,
-                     logs: list[str] | None = None) -> tuple[Path, dict[str, dict[str, Any]], Any]:
+                     logs: list[str] | None = None, empty_dirs: tuple[str, ...] = ()
+                     ) -> tuple[Path, dict[str, dict[str, Any]], Any]:
     """Scan, hipify (PyTorch's hipify, in the sandbox) and compile one fixture project in a fresh workspace."""
     root = shared / f"ws-{name}-{len(list(shared.glob('ws-*')))}"
     root.mkdir()
@@ -53,6 +54,8 @@ def _through_compile(shared: Path, name: str, edit: tuple[str, str, str] | None 
         path, old, new = edit
         target = root / "source" / path
         target.write_text(target.read_text().replace(old, new, 1))
+    for folder in empty_dirs:  # what an archive leaves of a submodule (git keeps no empty folder)
+        (root / "source" / folder).mkdir(parents=True)
     previous: dict[str, dict[str, Any]] = {}
     for stage_name, stage in (("scan", scan), ("hipify", hipify)):
         result = stage.run(_context(root, shared / "cache", previous))
@@ -132,3 +135,26 @@ def test_a_jit_load_project_compiles_and_never_claims_pip_install(shared: Path) 
     linked = link.run(_context(root, shared / "cache", {**previous, "compile": result.data}))
     assert linked.outcome == "skipped" and linked.data["no_pytorch_runner"]
     assert "needs a ROCm PyTorch runner" in linked.summary
+
+
+def test_a_core_with_bindings_is_built_whole_each_part_with_its_own_result(shared: Path) -> None:
+    logs: list[str] = []
+    root, previous, result = _through_compile(shared, "voxkit", logs=logs, empty_dirs=("dependencies/cutlass",))
+    assert [s["message"] for s in previous["scan"]["empty_submodules"]] == [
+        "`dependencies/cutlass` is an empty submodule directory: the build will need it "
+        "(https://github.com/NVIDIA/cutlass.git)",
+        "`dependencies/fmt` is a submodule missing from the tree: the build will need it "
+        "(https://github.com/fmtlib/fmt.git)"]
+    hipified = previous["hipify"]
+    assert hipified["renames"]["bindings/torch/occupancy_ops.cu"] == "bindings/torch/occupancy_ops.hip"
+    assert "hip_runtime" in (root / "hip/include/voxkit/voxelize.h").read_text()  # the core: builtin engine
+    assert result.outcome == "passed", "".join(logs)[-3000:]
+    parts = {p["name"]: p["state"] for p in result.data["parts"]}
+    assert parts == {"core": "passed", "extension voxkit_torch._C": "passed"}
+    core = result.data["core"]  # built by its own CMake, the bindings' folder left to the extension build
+    assert core["mode"] == "project" and core["project_build"]["ok"]
+    assert "configure" in [step["name"] for step in core["project_build"]["steps"]]
+    assert {f["original_path"] for f in result.data["files"]} == {"bindings/torch/voxkit_torch.cpp",
+                                                                  "bindings/torch/occupancy_ops.cu"}
+    assert result.data["would_run"] == ["cd /workspace/hip/bindings/torch && PYTORCH_ROCM_ARCH='gfx90a' python3 -m "
+                                        "pip install --no-build-isolation --no-deps -v ."]

@@ -23,7 +23,7 @@ import os
 from pathlib import Path, PurePosixPath
 
 from translator import TranslateOptions, TreeAccount, translate_tree
-from translator.account import FileAccount
+from translator.account import FileAccount, TreeAccount
 from translator.external import ENGINES, engine_command, parse_statistics
 from translator.globs import is_excluded
 from translator.torch_hipify import TorchHipifyError
@@ -79,6 +79,7 @@ def run(ctx: StageContext) -> StageResult:
     engine_name = ctx.settings.hipify_engine
     # PyTorch extensions: PyTorch's own hipify, what ROCm PyTorch's BuildExtension runs (None: not installed)
     bindings = bindings_dirs(ctx) if wants_torch_engine(ctx) else None
+    torch_account: TreeAccount | None
     try:
         if bindings is not None:  # a core under its own build and PyTorch bindings beside it (issue 26 §2)
             ctx.log(f"hipify: the core by the builtin engine, {', '.join(bindings)} by PyTorch's hipify\n")
