@@ -19,7 +19,7 @@ from worker.scanning.extension_units import extension_units
 from worker.stages import compile as compile_stage
 from worker.stages import hipify, link, scan
 from worker.toolchain.extension_build import map_nvcc_flags
-from worker.toolchain.torch_headers import CMAKE_MACROS, ensure_header_tree
+from worker.toolchain.torch_headers import CMAKE_MACROS, ensure_header_tree, header_store, torch_install, tree_key
 
 pytestmark = needs_torch
 CHECKED = "hipified; linking and running need a ROCm PyTorch runner"
@@ -27,10 +27,10 @@ CHECKED = "hipified; linking and running need a ROCm PyTorch runner"
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The module's header store and object cache (the second compile of a file is a cache hit)."""
+    """The module's object cache (the second compile of a file is a cache hit). The header tree is the
+    worker's, in its store (built by the first test to need it, then kept like the toolchain roots)."""
     folder = tmp_path_factory.mktemp("extension-compile")
     patch = pytest.MonkeyPatch()
-    patch.setenv("MIGRATOR_TORCH_HEADERS_DIR", str(folder / "headers"))
     patch.setenv("MIGRATOR_RESOLVE_DEPENDENCIES", "off")
     yield folder
     patch.undo()
@@ -74,6 +74,7 @@ def test_the_header_tree_is_built_once_with_its_provenance(shared: Path) -> None
     assert manifest["generated"] == [f"include/{CMAKE_MACROS}"]
     assert isinstance(manifest["hipified"], int) and manifest["hipified"] > 100
     assert ensure_header_tree().manifest["built_at"] == manifest["built_at"]  # cached, not built again
+    assert tree.path.parent == header_store() and tree.path.name == tree_key(torch_install() or pytest.fail())
 
 
 def test_the_builds_are_read_without_running_them() -> None:
