@@ -3,6 +3,7 @@ torch: a setup.py extension with two kernels and a binding, a JIT ``load()`` pro
 error reported at the original file and line. One header tree and one object cache serve the module."""
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from collections.abc import Iterator
@@ -10,9 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 
+from migrator.accounts.models import Team
+from migrator.projects.verdict import NEEDS, NO_ROCM_PYTORCH_RUNNER, unchecked_reason
 from tests.pytorch_projects.conftest import FIXTURES
 from tests.pytorch_projects.markers import needs_torch
+from tests.stage_panels.panel_project import panel_of, stage_page, start_run
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.scanning.extension_units import extension_units
@@ -125,8 +131,15 @@ def test_a_seeded_error_is_reported_at_the_original_file_and_line(shared: Path) 
     assert result.data["extensions"][0]["state"] == "failed"
 
 
-def test_a_jit_load_project_compiles_and_never_claims_pip_install(shared: Path) -> None:
-    root, previous, result = _through_compile(shared, "jitops")
+@pytest.fixture(scope="module")
+def jit_compiled(shared: Path) -> tuple[Path, dict[str, dict[str, Any]], Any]:
+    return _through_compile(shared, "jitops")
+
+
+def test_a_jit_load_project_compiles_and_never_claims_pip_install(
+    shared: Path, jit_compiled: tuple[Path, dict[str, dict[str, Any]], Any]
+) -> None:
+    root, previous, result = jit_compiled
     assert result.outcome == "passed", result.summary
     assert {f["original_path"] for f in result.data["files"]} == {"jitops/kernels/gather_scale.cu",
                                                                   "jitops/kernels/binding.cpp"}
@@ -136,6 +149,26 @@ def test_a_jit_load_project_compiles_and_never_claims_pip_install(shared: Path) 
     linked = link.run(_context(root, shared / "cache", {**previous, "compile": result.data}))
     assert linked.outcome == "skipped" and linked.data["no_pytorch_runner"]
     assert "needs a ROCm PyTorch runner" in linked.summary
+
+
+@pytest.mark.django_db
+def test_the_run_page_says_what_was_checked_and_that_a_rocm_pytorch_runner_is_needed(
+    shared: Path, jit_compiled: tuple[Path, dict[str, dict[str, Any]], Any], alice_client: Client,
+    team_user: tuple[User, Team],
+) -> None:
+    root, previous, result = jit_compiled
+    run = start_run(team_user, {"README.md": "jitops\n"})
+    linked = link.run(_context(root, shared / "cache", {**previous, "compile": result.data}))
+    for name, outcome, summary, data in (("compile", result.outcome, result.summary, result.data),
+                                         ("link", linked.outcome, linked.summary, linked.data)):
+        run.stages.filter(name=name).update(state=outcome, summary=summary, data=json.loads(json.dumps(data)))
+    panel = html.unescape(panel_of(stage_page(alice_client, run, "compile")))
+    assert f"What was checked: {result.data['checked']}." in panel
+    assert "<strong>jitops_kernels</strong> (load, <code>jitops/ops.py:9</code>): passed" in panel
+    assert "link and run: needs a ROCm PyTorch runner" in panel and "pip install" not in panel
+    link_row = run.stages.get(name="link")
+    assert unchecked_reason(link_row) == NO_ROCM_PYTORCH_RUNNER
+    assert NEEDS[NO_ROCM_PYTORCH_RUNNER] == "needs a ROCm PyTorch runner"
 
 
 def test_a_core_with_bindings_is_built_whole_each_part_with_its_own_result(shared: Path) -> None:
