@@ -192,3 +192,21 @@ def test_a_core_with_bindings_is_built_whole_each_part_with_its_own_result(share
                                                                   "bindings/torch/occupancy_ops.cu"}
     assert result.data["would_run"] == ["cd /workspace/hip/bindings/torch && PYTORCH_ROCM_ARCH='gfx90a' python3 -m "
                                         "pip install --no-build-isolation --no-deps -v ."]
+
+
+def test_computed_and_inline_sources_are_named_not_guessed(tmp_path: Path) -> None:
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "a.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "kernels" / "b.cu").write_text("__global__ void k2() {}\n")
+    (tmp_path / "setup.py").write_text(
+        "import glob, os\n"
+        "from torch.utils.cpp_extension import CUDAExtension, load_inline\n"
+        "ext = CUDAExtension('pkg._C', sources=glob.glob('kernels/*.cu') + [os.environ['EXTRA']],\n"
+        "                    extra_compile_args=['-O3'])\n"
+        "mod = load_inline(name='inline_ops', cpp_sources='int f();', cuda_sources='__global__ void g() {}')\n")
+    setup, inline = extension_units(tmp_path, (), [])
+    assert setup.sources == ["kernels/a.cu", "kernels/b.cu"]
+    assert setup.cxx_flags == setup.nvcc_flags == ["-O3"]  # a list goes to both compilers, as BuildExtension does
+    assert any("sources is computed (os.environ['EXTRA'])" in note for note in setup.notes)
+    assert inline.how == "load_inline" and not inline.sources
+    assert "not compiled here" in inline.notes[0]

@@ -23,7 +23,7 @@ import os
 from pathlib import Path, PurePosixPath
 
 from translator import TranslateOptions, TreeAccount, translate_tree
-from translator.account import FileAccount, TreeAccount
+from translator.account import FileAccount
 from translator.external import ENGINES, engine_command, parse_statistics
 from translator.globs import is_excluded
 from translator.torch_hipify import TorchHipifyError
