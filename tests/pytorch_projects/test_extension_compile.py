@@ -16,6 +16,7 @@ from django.test import Client
 
 from migrator.accounts.models import Team
 from migrator.projects.verdict import NEEDS, NO_ROCM_PYTORCH_RUNNER, unchecked_reason
+from migrator.reports.build import build_report, render_markdown
 from tests.pytorch_projects.conftest import FIXTURES
 from tests.pytorch_projects.markers import needs_torch
 from tests.stage_panels.panel_project import panel_of, stage_page, start_run
@@ -169,6 +170,9 @@ def test_the_run_page_says_what_was_checked_and_that_a_rocm_pytorch_runner_is_ne
     link_row = run.stages.get(name="link")
     assert unchecked_reason(link_row) == NO_ROCM_PYTORCH_RUNNER
     assert NEEDS[NO_ROCM_PYTORCH_RUNNER] == "needs a ROCm PyTorch runner"
+    report = build_report(run)
+    assert report["compile"]["checked"] == result.data["checked"]
+    assert f"**Checked:** {result.data['checked']}. A ROCm PyTorch runner would run:" in render_markdown(report)
 
 
 def test_a_core_with_bindings_is_built_whole_each_part_with_its_own_result(shared: Path) -> None:
