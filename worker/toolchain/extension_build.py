@@ -82,7 +82,8 @@ def plan_extension(units: Sequence[ExtensionUnit], renames: dict[str, str], hip_
                 plan.notes.append(f"{unit.name}: {source} is not in the translated tree; not compiled")
                 continue
             if PurePosixPath(translated).suffix.lower() in _HIP_SUFFIXES:
-                flags = ["-x", "hip", DEFAULT_STD, *own, *HIPCC_DEFINES, *(f"--offload-arch={a}" for a in archs), *nvcc]
+                # -x hip comes first from the per-file compile (``compile.language_flags``)
+                flags = [DEFAULT_STD, *own, *HIPCC_DEFINES, *(f"--offload-arch={a}" for a in archs), *nvcc]
             else:
                 flags = ["-x", "c" if translated.endswith(".c") else "c++",
                          *([] if translated.endswith(".c") else [DEFAULT_STD]), *own, *unit.cxx_flags]
