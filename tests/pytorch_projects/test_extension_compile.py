@@ -171,7 +171,8 @@ def test_the_run_page_says_what_was_checked_and_that_a_rocm_pytorch_runner_is_ne
     assert unchecked_reason(link_row) == NO_ROCM_PYTORCH_RUNNER
     assert NEEDS[NO_ROCM_PYTORCH_RUNNER] == "needs a ROCm PyTorch runner"
     report = build_report(run)
-    assert report["compile"]["checked"] == result.data["checked"]
+    compiled = report["compile"]
+    assert isinstance(compiled, dict) and compiled["checked"] == result.data["checked"]
     assert f"**Checked:** {result.data['checked']}. A ROCm PyTorch runner would run:" in render_markdown(report)
 
 
