@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +15,16 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from migrator.accounts.models import Team
-from migrator.projects.verdict import NEEDS, NO_ROCM_PYTORCH_RUNNER, unchecked_reason
+from migrator.projects.verdict import NO_ROCM_PYTORCH_RUNNER, run_verdict, unchecked_reason
 from migrator.reports.build import build_report, render_markdown
 from tests.pytorch_projects.conftest import FIXTURES
 from tests.pytorch_projects.markers import needs_torch
-from tests.stage_panels.panel_project import panel_of, stage_page, start_run
+from tests.stage_panels.panel_project import panel_of, run_project, stage_page
 from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.scanning.extension_units import extension_units
 from worker.stages import compile as compile_stage
-from worker.stages import hipify, link, scan
+from worker.stages import hipify, scan
 from worker.toolchain.extension_build import map_nvcc_flags
 from worker.toolchain.torch_headers import CMAKE_MACROS, ensure_header_tree, header_store, torch_install, tree_key
 
@@ -132,48 +132,33 @@ def test_a_seeded_error_is_reported_at_the_original_file_and_line(shared: Path) 
     assert result.data["extensions"][0]["state"] == "failed"
 
 
-@pytest.fixture(scope="module")
-def jit_compiled(shared: Path) -> tuple[Path, dict[str, dict[str, Any]], Any]:
-    return _through_compile(shared, "jitops")
-
-
-def test_a_jit_load_project_compiles_and_never_claims_pip_install(
-    shared: Path, jit_compiled: tuple[Path, dict[str, dict[str, Any]], Any]
-) -> None:
-    root, previous, result = jit_compiled
-    assert result.outcome == "passed", result.summary
-    assert {f["original_path"] for f in result.data["files"]} == {"jitops/kernels/gather_scale.cu",
-                                                                  "jitops/kernels/binding.cpp"}
-    assert not any("pip install" in command for command in result.data["would_run"])
-    assert result.data["would_run"][0].startswith("cd /workspace/hip && PYTORCH_ROCM_ARCH='gfx90a' python3 "
-                                                  "jitops/ops.py")
-    linked = link.run(_context(root, shared / "cache", {**previous, "compile": result.data}))
-    assert linked.outcome == "skipped" and linked.data["no_pytorch_runner"]
-    assert "needs a ROCm PyTorch runner" in linked.summary
-
-
 @pytest.mark.django_db
-def test_the_run_page_says_what_was_checked_and_that_a_rocm_pytorch_runner_is_needed(
-    shared: Path, jit_compiled: tuple[Path, dict[str, dict[str, Any]], Any], alice_client: Client,
-    team_user: tuple[User, Team],
+def test_a_jit_load_project_compiles_through_the_pipeline_and_needs_a_rocm_pytorch_runner(
+    shared: Path, alice_client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None]
 ) -> None:
-    root, previous, result = jit_compiled
-    run = start_run(team_user, {"README.md": "jitops\n"})
-    linked = link.run(_context(root, shared / "cache", {**previous, "compile": result.data}))
-    for name, outcome, summary, data in (("compile", result.outcome, result.summary, result.data),
-                                         ("link", linked.outcome, linked.summary, linked.data)):
-        run.stages.filter(name=name).update(state=outcome, summary=summary, data=json.loads(json.dumps(data)))
+    only_stages("fetch", "scan", "hipify", "compile", "link")
+    files = {p.relative_to(FIXTURES / "jitops").as_posix(): p.read_text() for p in (FIXTURES / "jitops").rglob("*")
+             if p.is_file()}
+    run = run_project(team_user, files)
+    compiled, linked = run.stages.get(name="compile"), run.stages.get(name="link")
+    assert compiled.state == "passed", compiled.summary
+    assert {f["original_path"] for f in compiled.data["files"]} == {"jitops/kernels/gather_scale.cu",
+                                                                    "jitops/kernels/binding.cpp"}
+    would_run = compiled.data["would_run"]  # no setup.py: never pip install, the script builds it at run time
+    assert not any("pip install" in command for command in would_run)
+    assert would_run[0].startswith("cd /workspace/hip && PYTORCH_ROCM_ARCH='gfx90a' python3 jitops/ops.py")
+    assert linked.state == "skipped" and linked.data["no_pytorch_runner"]
+    assert "needs a ROCm PyTorch runner" in linked.summary
+    assert unchecked_reason(linked) == NO_ROCM_PYTORCH_RUNNER
+    assert "needs a ROCm PyTorch runner" in run_verdict(run).needs
     panel = html.unescape(panel_of(stage_page(alice_client, run, "compile")))
-    assert f"What was checked: {result.data['checked']}." in panel
+    assert f"What was checked: {compiled.data['checked']}." in panel
     assert "<strong>jitops_kernels</strong> (load, <code>jitops/ops.py:9</code>): passed" in panel
     assert "link and run: needs a ROCm PyTorch runner" in panel and "pip install" not in panel
-    link_row = run.stages.get(name="link")
-    assert unchecked_reason(link_row) == NO_ROCM_PYTORCH_RUNNER
-    assert NEEDS[NO_ROCM_PYTORCH_RUNNER] == "needs a ROCm PyTorch runner"
     report = build_report(run)
-    compiled = report["compile"]
-    assert isinstance(compiled, dict) and compiled["checked"] == result.data["checked"]
-    assert f"**Checked:** {result.data['checked']}. A ROCm PyTorch runner would run:" in render_markdown(report)
+    section = report["compile"]
+    assert isinstance(section, dict) and section["checked"] == compiled.data["checked"]
+    assert f"**Checked:** {compiled.data['checked']}. A ROCm PyTorch runner would run:" in render_markdown(report)
 
 
 def test_a_core_with_bindings_is_built_whole_each_part_with_its_own_result(shared: Path) -> None:
