@@ -83,12 +83,14 @@ def _relative(path: str, root: str) -> str:
     return os.path.relpath(os.path.realpath(path), os.path.realpath(root)).replace(os.sep, "/")
 
 
-def _hipify_directory(hipify_python: ModuleType, root: str, files: list[str]) -> list[dict[str, str]]:
+def _hipify_directory(hipify_python: ModuleType, root: str, files: list[str],
+                      include_dirs: list[str]) -> list[dict[str, str]]:
     """One extension directory, in place, as ``BuildExtension`` does (a fresh result table each time)."""
     hipify_python.HIPIFY_FINAL_RESULT.clear()
     with contextlib.redirect_stdout(sys.stderr):  # hipify prints progress
         results = hipify_python.hipify(
             project_directory=root, output_directory=root, extra_files=files, includes=[f"{root}/*"],
+            header_include_dirs=include_dirs,
             is_pytorch_extension=True, hipify_extra_files_only=True, show_progress=False, show_detailed=False)
     answer = []
     real_root = os.path.realpath(root)
@@ -103,7 +105,7 @@ def _hipify_directory(hipify_python: ModuleType, root: str, files: list[str]) ->
 
 def main() -> None:
     """``python3 -I torch_hipify.py`` with the request as JSON on standard input:
-    ``{"source", "tree", "answer", "directories": [{"directory", "files"}]}`` (paths inside the sandbox).
+    ``{"source", "tree", "answer", "directories": [{"directory", "files", "include_dirs"}]}`` (paths inside the sandbox).
     Copies ``source`` to ``tree``, hipifies each directory of ``tree`` in place, writes the answer file."""
     request = json.load(sys.stdin)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the bound ``hipify`` package lies beside
@@ -115,7 +117,8 @@ def main() -> None:
     for job in request["directories"]:
         root = os.path.normpath(os.path.join(tree, job["directory"]))
         files = [os.path.join(tree, name) for name in job["files"]]
-        answer.append(_hipify_directory(hipify_python, root, files) if files else [])
+        include_dirs = [os.path.join(tree, name) for name in job.get("include_dirs", [])]
+        answer.append(_hipify_directory(hipify_python, root, files, include_dirs) if files else [])
     with open(request["answer"], "w", encoding="utf-8") as handle:
         json.dump(answer, handle)
 

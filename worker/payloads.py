@@ -117,6 +117,7 @@ class ScanData(PythonScanData, total=False):
     wavefront_total: int
     wavefront_by_kind: dict[str, int]
     artifact: str  # workspace-relative path of the full scan.json
+    empty_submodules: list[dict[str, object]]  # ``EmptySubmodule.to_dict()``: named in .gitmodules, empty here
 
 
 class FixData(TypedDict):
@@ -221,9 +222,32 @@ class CacheData(TypedDict):
     misses: int
 
 
+class ExtensionBuildData(TypedDict):
+    """One PyTorch extension's own result (``worker/stages/extension_compile.py``)."""
+    name: str
+    how: str  # setup.py, load, load_inline, cmake
+    declared_in: str  # setup.py:9
+    directory: str
+    state: str  # passed, failed, not_compiled
+    sources: list[str]  # original paths
+    translated: list[str]
+    errors: int
+    checked: str  # what a pass means: compiled against PyTorch X's headers, hipified; ...
+    link: str  # needs a ROCm PyTorch runner
+    notes: list[str]
+
+
+class CompilePartData(TypedDict):
+    """One part of a project built whole (a CMake core, the bindings as an extension), with its own result."""
+    name: str
+    kind: str  # core, extension
+    state: str  # passed, failed
+    summary: str
+
+
 class CompileData(NotApplicableData, total=False):
     toolchain: JsonObject  # ``Toolchain.to_dict()``
-    mode: Literal["per_tu", "project"]
+    mode: Literal["per_tu", "project", "extension"]
     mode_reason: str
     files: list[FileData]
     diagnostics: list[DiagnosticData]  # at most MAX_STORED_DIAGNOSTICS
@@ -241,6 +265,13 @@ class CompileData(NotApplicableData, total=False):
     missing: str
     would_run: list[str]
     runner_image: str
+    # PyTorch extensions compiled against the hipified header tree (no ROCm PyTorch here)
+    extensions: list[ExtensionBuildData]
+    checked: str
+    notes: list[str]
+    torch_headers: dict[str, object]
+    parts: list[CompilePartData]
+    core: dict[str, object]  # the core's own compile data, where a project has a core and bindings
 
 
 class LinkTargetData(TypedDict):
@@ -254,6 +285,8 @@ class LinkTargetData(TypedDict):
 
 
 class LinkData(NotApplicableData, total=False):
+    no_pytorch_runner: bool  # an extension compiled against the hipified headers: linking needs ROCm PyTorch
+    would_run: list[str]
     toolchain: JsonObject
     mode: Literal["project"]  # the project's own build linked
     targets: list[LinkTargetData]

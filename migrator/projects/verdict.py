@@ -26,11 +26,13 @@ NOT_AVAILABLE_HERE = "not available on this installation"
 NOT_APPLICABLE = "not applicable"
 FAKE_GPU = "ran on a fake GPU (MIGRATOR_FAKE_GPUS), not a real device"
 NO_CUDA_RUNNER = "no CUDA runner"
+NO_ROCM_PYTORCH_RUNNER = "no ROCm PyTorch runner"  # a PyTorch extension compiled here, linked and run only there
 REFERENCE_FAILED = "CUDA reference failed"
 NOT_RUN = "not run"
 REFERENCE = "reference"  # the name of the CUDA reference run among the unchecked items
 # What a reason says is missing here; other helpers add theirs (e.g. a ROCm PyTorch runner) to this table.
-NEEDS: dict[str, str] = {NO_ROCM_RUNNER: "needs a ROCm runner", NO_CUDA_RUNNER: "needs a CUDA runner"}
+NEEDS: dict[str, str] = {NO_ROCM_RUNNER: "needs a ROCm runner", NO_CUDA_RUNNER: "needs a CUDA runner",
+                         NO_ROCM_PYTORCH_RUNNER: "needs a ROCm PyTorch runner"}
 LABELS = {REFERENCE: "CUDA comparison"}
 
 
@@ -114,6 +116,8 @@ def unchecked_reason(stage: StageLike) -> str | None:
         return NOT_AVAILABLE_HERE
     if data.get("no_runner"):
         return NO_ROCM_RUNNER
+    if data.get("no_pytorch_runner"):
+        return NO_ROCM_PYTORCH_RUNNER
     if stage.name == "smoke" and (data.get("no_smoke_command") or "no smoke command" in stage.summary):
         return NO_SMOKE_COMMAND
     return "skipped"

@@ -203,6 +203,14 @@ def _compile(report: JsonDict) -> str:
         body = "**Failed files:** " + ", ".join(code(x) for x in failed[:30]) + "\n\n" + body
     if c.get("project_build_error"):
         body = f"**Project build:** {cell(c.get('project_build_error'))}\n\n" + body
+    parts = as_dicts(c.get("parts"))
+    if parts:
+        body = table(["Part", "Result", "Summary"], [[cell(p.get("name")), cell(p.get("state")), cell(p.get("summary"))]
+                                                    for p in parts]) + "\n\n" + body
+    if c.get("checked"):
+        runner = "; ".join(code(x) for x in as_list(c.get("would_run"))[:5])
+        body = f"**Checked:** {cell(c.get('checked'))}." + (f" A ROCm PyTorch runner would run: {runner}" if runner
+                                                            else "") + "\n\n" + body
     title = (f"Compile: {counted(as_int(c.get('files')), 'file')}, {counted(as_int(c.get('errors')), 'error')}, "
              f"{counted(as_int(c.get('warnings')), 'warning')} "
              f"(cache {as_int(c.get('cache_hits'))} hits)")

@@ -192,6 +192,11 @@ def compile_section(compile_data: JsonDict) -> JsonDict | None:
         "top_diagnostics": diagnostics[:TOP_DIAGNOSTICS],
         "cache_hits": as_int(cache.get("hits")), "cache_misses": as_int(cache.get("misses")),
         "project_build_error": as_str(build.get("error"), 300),
+        # PyTorch extensions compiled against the hipified headers (issue 26)
+        "checked": as_str(compile_data.get("checked"), 300),
+        "parts": [{"name": as_str(p.get("name"), 200), "state": as_str(p.get("state"), 40),
+                   "summary": as_str(p.get("summary"), 300)} for p in as_dicts(compile_data.get("parts"))],
+        "would_run": [as_str(c, 500) for c in as_list(compile_data.get("would_run"))][:20],
     }
 
 

@@ -18,7 +18,7 @@ from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.stages import compile as compile_stage
 from worker.stages import hipify, link, scan
-from worker.stages.kind_gate import kind_gate, rocm_pytorch_in
+from worker.stages.kind_gate import extension_build_kind, kind_gate, rocm_pytorch_in
 
 # scanned(name): the workspace and the scan stage's data as stored
 Scanned = Callable[[str], tuple[Path, dict[str, Any]]]
@@ -127,19 +127,10 @@ def test_our_engine_stays_selectable(scanned: Scanned) -> None:
     assert result.data.get("engine") != "torch.utils.hipify"
 
 
-def test_compile_without_rocm_pytorch_is_an_environment_failure_that_lists_its_commands(scanned: Scanned) -> None:
+def test_without_rocm_pytorch_compile_goes_the_extension_way(scanned: Scanned) -> None:
     root, scan_data = scanned("extension")
-    result = compile_stage.run(_context(root, {"scan": scan_data}, offload_archs=["gfx90a", "gfx942"]))
-    assert result.outcome == "failed" and result.data["cause"] == "environment"
-    assert "has no ROCm build of PyTorch" in result.summary
-    assert result.data["would_run"] == ["cd /workspace/hip && PYTORCH_ROCM_ARCH='gfx90a;gfx942' python3 -m pip "
-                                        "install --no-build-isolation --no-deps -v ."]
-
-
-def test_compile_of_a_mixed_repository_builds_in_its_kernel_directory(scanned: Scanned) -> None:
-    root, scan_data = scanned("mixed")
-    result = kind_gate(_context(root, {"scan": scan_data}), "compile")
-    assert result is not None and result.data["would_run"][0].startswith("cd /workspace/hip/kernels && ")
+    assert extension_build_kind(_context(root, {"scan": scan_data})) is not None
+    assert kind_gate(_context(root, {"scan": scan_data}), "compile") is None
 
 
 def test_a_toolchain_with_rocm_pytorch_lets_compile_go_on(
@@ -153,7 +144,7 @@ def test_a_toolchain_with_rocm_pytorch_lets_compile_go_on(
     monkeypatch.setattr("worker.stages.kind_gate.detect_toolchain",
                         lambda name: SimpleNamespace(root=str(fake_root), name="rocm-6.4-pytorch"))
     root, scan_data = scanned("extension")
-    assert kind_gate(_context(root, {"scan": scan_data}), "compile") is None
+    assert extension_build_kind(_context(root, {"scan": scan_data})) is None  # compiled as usual there
 
 
 def test_compile_and_link_of_a_python_application_are_not_applicable(scanned: Scanned) -> None:

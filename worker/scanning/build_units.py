@@ -114,7 +114,8 @@ def _apply_cmake(tree: Path, scope: _Scope, units: dict[str, BuildUnit], rel: st
         folder = _join(scope.folder, args[0])
         child = _Scope(folder, dict(scope.variables), list(scope.include_dirs), list(scope.defines))
         _read_cmake_dir(tree, child, units, depth + 1)
-    elif name in ("add_executable", "cuda_add_executable", "add_library", "cuda_add_library") and args:
+    elif name in ("add_executable", "cuda_add_executable", "add_library", "cuda_add_library", "python_add_library",
+                  "pybind11_add_module") and args:  # the last two: Python extension modules (PyTorch bindings)
         if any(a in ("IMPORTED", "ALIAS", "INTERFACE") for a in args[1:]):
             return
         kind: UnitKind = "executable" if "executable" in name else "library"

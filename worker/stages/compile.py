@@ -20,31 +20,29 @@ out or crashes the compiler, or (project mode) the sandboxed build fails.
 """
 from __future__ import annotations
 
-import json
-
-from worker.contained import write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import BuildUnitData, CompileData, ProjectBuildData
-from worker.stages.kind_gate import kind_gate
+from worker.stages.extension_project import run_extension_project
+from worker.stages.kind_gate import extension_build_kind, kind_gate
 from worker.toolchain.build_mode import choose_build_mode
 from worker.toolchain.compile import FileResult, compile_tree
-from worker.toolchain.detect import detect_toolchain
+from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.linemap import TreeLineMap
 from worker.toolchain.project_build import run_project_build
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import Sandbox, SandboxUnavailable
 from worker.toolchain.sources import BuildUnit
 from worker.toolchain.stage_data import (
-    MAX_STORED_DIAGNOSTICS,
     compile_payload,
     diagnostic_data,
+    store_compile_record,
     summary_by_file,
 )
 from worker.toolchain.work import BUILD, HIP_COPY, WorkError, copy_translated, make_dirs, open_work, remove, run_sandbox
 
 
 def run(ctx: StageContext) -> StageResult:
-    if (gated := kind_gate(ctx, "compile")) is not None:  # project kinds (issue 16): not applicable, or needs ROCm PyTorch
+    if (gated := kind_gate(ctx, "compile")) is not None:  # project kinds (issue 16): not applicable
         return gated
     if not ctx.workspace.hip.is_dir():
         return StageResult("failed", "No translated tree to compile: the hipify stage did not produce one.")
@@ -55,6 +53,14 @@ def run(ctx: StageContext) -> StageResult:
             "in the sandbox over that toolchain root (the translated tree at /workspace/.translated, "
             "the build at /workspace/build, no network)\n")
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
+    kind = extension_build_kind(ctx)
+    if kind is not None:  # PyTorch extensions: against the hipified header tree (issue 26)
+        return run_extension_project(ctx, kind, toolchain, line_map, _compile)
+    return _compile(ctx, toolchain, line_map)
+
+
+def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> StageResult:
+    """The C/C++ path: the project's own build where it is understood, else file by file."""
     choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
     ctx.log(f"{choice.reason}\n")
     with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
@@ -78,7 +84,7 @@ def run(ctx: StageContext) -> StageResult:
         return StageResult.failed(report.error, **CompileData(toolchain=toolchain.to_dict()))
     payload = CompileData(**compile_payload(report, line_map), toolchain=toolchain.to_dict(), mode_reason=choice.reason,
                           build_units=[_unit_data(u) for u in choice.units])
-    _store(ctx, payload)
+    store_compile_record(ctx.workspace.records, payload)
     failed = [f for f in report.files if f.status != "passed"]
     counts = f"{len(report.files)} files, {report.cache_hits} cached, {len(failed)} failed"
     if not report.files:
@@ -117,21 +123,12 @@ def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, t
         cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason)
     if report.cmake is not None:
         payload["cmake_build"] = report.cmake.to_data()
-    _store(ctx, payload)
+    store_compile_record(ctx.workspace.records, payload)
     if report.cmake is not None and report.cmake.nothing_built:
         return StageResult.failed(f"Nothing built: {report.cmake.nothing_built}", **payload)
     if not report.ok:
         return StageResult.failed(f"Project build failed: {report.error}", **payload)
     return StageResult.passed(f"Project build ({report.system}) succeeded.", **payload)
-
-
-def _store(ctx: StageContext, payload: CompileData) -> None:
-    """Full payload to records/compile.json; the stage row keeps at most MAX_STORED_DIAGNOSTICS."""
-    write_record(ctx.workspace.records / "compile.json", json.dumps(payload, indent=1))
-    diagnostics = payload.get("diagnostics", [])
-    if len(diagnostics) > MAX_STORED_DIAGNOSTICS:
-        payload["diagnostics"] = diagnostics[:MAX_STORED_DIAGNOSTICS]
-        payload["diagnostics_truncated"] = len(diagnostics)
 
 
 def _renames(ctx: StageContext) -> dict[str, str]:

@@ -35,7 +35,7 @@ from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
 from worker.stages.engine_tree import copy_into, copy_source, engine_sandbox
 from worker.stages.pytorch_hipify import apply_python_port
-from worker.stages.torch_engine import run_torch_engine, wants_torch_engine
+from worker.stages.torch_engine import bindings_dirs, run_torch_engine, wants_torch_engine
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.roots import ToolchainRoot, select_root
 from worker.toolchain.sandbox import MOUNT, Sandbox, SandboxLimits, SandboxUnavailable
@@ -78,8 +78,15 @@ def run(ctx: StageContext) -> StageResult:
     options = options_from(ctx)
     engine_name = ctx.settings.hipify_engine
     # PyTorch extensions: PyTorch's own hipify, what ROCm PyTorch's BuildExtension runs (None: not installed)
+    bindings = bindings_dirs(ctx) if wants_torch_engine(ctx) else None
+    torch_account: TreeAccount | None
     try:
-        torch_account = run_torch_engine(ctx) if wants_torch_engine(ctx) else None
+        if bindings is not None:  # a core under its own build and PyTorch bindings beside it (issue 26 §2)
+            ctx.log(f"hipify: the core by the builtin engine, {', '.join(bindings)} by PyTorch's hipify\n")
+            core = translate_tree(source, ctx.workspace.hip, options, log=ctx.log, is_cancelled=ctx.is_cancelled)
+            torch_account = run_torch_engine(ctx, bindings, over=core) or core
+        else:
+            torch_account = run_torch_engine(ctx) if wants_torch_engine(ctx) else None
     except (TorchHipifyError, SandboxUnavailable, WorkError) as exc:
         return StageResult.failed(str(exc))
     if torch_account is not None:

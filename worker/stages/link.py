@@ -29,9 +29,11 @@ from worker.toolchain.work import open_work, run_sandbox
 
 
 def run(ctx: StageContext) -> StageResult:
+    compiled = ctx.compile_data()
+    if compiled.get("mode") == "extension":  # compiled against the hipified headers: no ROCm PyTorch to link with
+        return _needs_pytorch_runner(compiled)
     if (gated := kind_gate(ctx, "link")) is not None:  # project kinds (issue 16): not applicable
         return gated
-    compiled = ctx.compile_data()
     if not compiled:
         return StageResult("failed", "No compile results to link: the compile stage has not run.")
     if ctx.settings.link_target == "none":
@@ -65,6 +67,16 @@ def run(ctx: StageContext) -> StageResult:
         summary = f"Link failed: {len(problems)} problem(s) in {len(report.targets)} target(s)."
         return StageResult.failed(summary, **payload)
     return StageResult.passed(f"Linked {', '.join(t.name for t in report.targets)}.", **payload)
+
+
+def _needs_pytorch_runner(compiled: CompileData) -> StageResult:
+    """Not failed, not passed: linking an extension needs libtorch for ROCm, which only a runner with a ROCm
+    PyTorch has (``compile.would_run`` is what it runs there)."""
+    names = ", ".join(e["name"] for e in compiled.get("extensions", [])) or "the extensions"
+    return StageResult.skipped(
+        f"not run: linking {names} needs a ROCm PyTorch runner (a runner built from the "
+        f"{compiled.get('runner_image') or 'rocm/pytorch'} image); the kernels were {compiled.get('checked', '')}",
+        **LinkData(no_pytorch_runner=True, would_run=list(compiled.get("would_run", []))))
 
 
 def _project_link(compiled: CompileData) -> StageResult:

@@ -25,6 +25,7 @@ from worker.scanning.model import Finding
 from worker.scanning.project_kind import detect_kind
 from worker.scanning.pytorch_scan import PYTHON_KINDS, pytorch_scan, resolve_options_from_env, rocm_version_for
 from worker.scanning.readiness import Readiness, summarize
+from worker.scanning.submodules import empty_submodules
 from worker.stages.hipify import options_from
 from worker.stages.torch_engine import EXTENSION_KINDS, torch_engine_problem
 from worker.wording import counted
@@ -101,6 +102,9 @@ def run(ctx: StageContext) -> StageResult:
     ctx.check_cancelled()
     ctx.progress(2, 4)
     kind = detect_kind(source, globs)
+    submodules = [s.to_dict() for s in empty_submodules(source)]
+    for entry in submodules:
+        ctx.log(f"scan: {entry['message']}\n")
     ctx.log("scan: translating in memory to see what the translation leaves (API names, inline PTX, WMMA, "
             "code that assumes 32-lane warps)\n")
     account = _translation_left(ctx)
@@ -130,6 +134,8 @@ def run(ctx: StageContext) -> StageResult:
             parts = parts[:-1]  # the share of C++ CUDA references says nothing about a Python application
         summary = "; ".join([kind.kind, *parts, python.get("python_summary", ""),
                              f"dependencies: {python.get('dependencies_summary', '')}"])
+    if submodules:
+        summary += f"; {len(submodules)} empty submodule {'directory' if len(submodules) == 1 else 'directories'}"
     ctx.log(f"scan: {summary}\n")
     data: ScanData = {
         **python,
@@ -145,5 +151,6 @@ def run(ctx: StageContext) -> StageResult:
         "wavefront_total": len(hazards),
         "wavefront_by_kind": dict(Counter(h["kind"] for h in hazards).most_common()),
         "artifact": artifact.relative_to(ctx.workspace.root).as_posix(),
+        "empty_submodules": submodules,
     }
     return StageResult.passed(summary, **data)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
@@ -32,6 +32,8 @@ from translator.torch_hipify import (
 )
 from worker.contained import ContainedFileError, clean_relative, read_text_beneath
 from worker.context import StageContext
+from worker.scanning.extension_units import core_and_bindings, extension_units, torch_cmake_dirs
+from worker.scanning.project_kind import ProjectKind
 from worker.sources.treelinks import first_link_in_path
 from worker.stages.applicability import project_kind
 from worker.stages.engine_tree import copy_changed, copy_source, engine_sandbox
@@ -50,6 +52,8 @@ _PYTHON_NAME = re.compile(r"python(\d+)\.(\d+)$")
 class Job:
     directory: str  # relative to the source, "." for the whole tree
     files: list[str]  # relative to the source
+    include_dirs: list[str] = field(default_factory=list)  # the extensions' include directories (as BuildExtension
+    # gives hipify: an include of a header found there is rewritten to its hipified name)
 
 
 def _extension_dirs(ctx: StageContext) -> list[str]:
@@ -57,6 +61,17 @@ def _extension_dirs(ctx: StageContext) -> list[str]:
     dirs = payload.get("kernel_dirs") if isinstance(payload, dict) else None
     found = [d for d in dirs if isinstance(d, str)] if isinstance(dirs, list) and dirs else ["."]
     return [d for d in found if _clean_dir(ctx.workspace.source, d)]
+
+
+def _include_dirs(ctx: StageContext) -> list[str]:
+    """The include directories the extensions' builds declare (tree-relative, real folders of the source)."""
+    payload = ctx.scan_data().get("project_kind")
+    if not isinstance(payload, dict):
+        return []
+    kind = ProjectKind.from_dict(payload)
+    units = extension_units(ctx.workspace.source, tuple(ctx.settings.exclude_globs), torch_cmake_dirs(kind))
+    found = dict.fromkeys(d for unit in units for d in unit.include_dirs)
+    return [d for d in found if d != "." and _clean_dir(ctx.workspace.source, d)]
 
 
 def _clean_dir(source: Path, directory: str) -> bool:
@@ -114,8 +129,23 @@ def torch_engine_problem(ctx: StageContext) -> str:
     return _unavailable(ctx)[2]
 
 
-def run_torch_engine(ctx: StageContext) -> TreeAccount | None:
-    """The account of PyTorch's hipify, or None (logged) when it cannot run here.
+def bindings_dirs(ctx: StageContext) -> list[str] | None:
+    """The extensions' folders of a project built whole (a C/C++ core under its own build, bindings beside
+    it): the core goes to the builtin engine and only these to PyTorch's hipify. None otherwise."""
+    payload = ctx.scan_data().get("project_kind")
+    if not isinstance(payload, dict):
+        return None
+    kind = ProjectKind.from_dict(payload)
+    units = extension_units(ctx.workspace.source, tuple(ctx.settings.exclude_globs), torch_cmake_dirs(kind))
+    found = core_and_bindings(ctx.workspace.source, [u for u in units if u.sources])
+    return [d for d in found if _clean_dir(ctx.workspace.source, d)] if found else None
+
+
+def run_torch_engine(ctx: StageContext, dirs: list[str] | None = None,
+                     over: TreeAccount | None = None) -> TreeAccount | None:
+    """The account of PyTorch's hipify, or None (logged) when it cannot run here. ``dirs``: only these
+    folders; ``over``: the account of the tree already translated by another engine (the core's), whose
+    entries for those folders PyTorch's hipify replaces.
 
     Raises ``TorchHipifyError`` when the engine fails and ``SandboxUnavailable`` when no sandbox can start."""
     root, package, reason = _unavailable(ctx)
@@ -124,14 +154,23 @@ def run_torch_engine(ctx: StageContext) -> TreeAccount | None:
         return None
     source, hip = ctx.workspace.source, ctx.workspace.hip
     globs = tuple(ctx.settings.exclude_globs)
-    jobs = [Job(d, _sources(source, d, globs)) for d in _extension_dirs(ctx)]
+    includes = _include_dirs(ctx)
+    jobs = [Job(d, _sources(source, d, globs), [i for i in includes if d == "." or i == d or i.startswith(d + "/")])
+            for d in (dirs or _extension_dirs(ctx))]
     for job in jobs:
         ctx.log(f"hipify: {ENGINE_NAME} over {job.directory}/ ({len(job.files)} sources), in the sandbox\n")
     with engine_sandbox(ctx, root, {f"{TOOL}/hipify": package, f"{TOOL}/torch_hipify.py": SCRIPT}) as (sandbox, output):
         answer = _hipify_in_sandbox(ctx, sandbox, output, jobs)
-        copy_source(source, hip)
+        if over is None:
+            copy_source(source, hip)
         copy_changed(output / "tree", source, hip, ctx.log)
     account = TreeAccount(source=str(source), destination=str(hip), engine=ENGINE_NAME)
+    if over is not None:
+        inside = tuple(f"{d.rstrip('/')}/" for d in dirs or [])
+        account.engine = f"{over.engine} (core), {ENGINE_NAME} ({', '.join(dirs or [])})"
+        account.files = [f for f in over.files if not f.path.startswith(inside)]
+        account.renames = {k: v for k, v in over.renames.items() if not k.startswith(inside)}
+        account.warnings, account.port_header = list(over.warnings), over.port_header
     for job, items in zip(jobs, answer):
         _account(ctx, account, job.directory, items)
     ctx.progress(len(jobs), len(jobs))

@@ -7,6 +7,10 @@ file/line, with severity, warning flag and message for later matching.
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from worker.contained import write_record
 from worker.payloads import CompileData, DiagnosticData, FileData, LinkData, LinkTargetData
 from worker.toolchain.compile import CompileReport, FileResult
 from worker.toolchain.diagnostics import Diagnostic
@@ -71,3 +75,12 @@ def link_payload(report: LinkReport) -> LinkData:
         problems=[p.to_dict() for p in report.problems],
         error=report.error,
     )
+
+
+def store_compile_record(records: Path, payload: CompileData) -> None:
+    """Full payload to records/compile.json; the stage row keeps at most MAX_STORED_DIAGNOSTICS."""
+    write_record(records / "compile.json", json.dumps(payload, indent=1))
+    diagnostics = payload.get("diagnostics", [])
+    if len(diagnostics) > MAX_STORED_DIAGNOSTICS:
+        payload["diagnostics"] = diagnostics[:MAX_STORED_DIAGNOSTICS]
+        payload["diagnostics_truncated"] = len(diagnostics)
