@@ -1,0 +1,147 @@
+"""A Makefile project built as make builds it: one unit per build folder, each read, built and checked.
+
+Per folder (``/workspace/hip/<folder>``, the build's copy of the translated tree), in the run's sandbox:
+
+1. ``make -pn -j1 -C <folder>``: make parses the converted Makefile and the fragments it includes and prints
+   its data base (``make_db.py``). A Makefile the conversion left unparsable stops here, before building.
+2. ``make -k -j N -C <folder>``: the build, going on after a failing file so one run reports them all.
+3. The files the data base says the default goal makes are looked for (in the sandbox): a build that
+   exited 0 and made none of them is "nothing built".
+
+Every command gets ``HCC_AMDGPU_TARGET`` (hipcc's targets where a call names none: the run's offload
+targets whatever the Makefile says) and the C dialect wrappers first on ``PATH`` (``cdialect/``: ``gcc``
+and ``cc`` add ``-std=gnu17`` to C compiles that name no standard; the toolchain's GCC defaults to C23).
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from worker.project_settings import ProjectSettings
+from worker.toolchain.make_db import MakeDryRun, parse_dry_run
+from worker.toolchain.sandbox import PATH, TOOLS, Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.work import HIP_COPY
+
+C_DIALECT_TOOLS = Path(__file__).resolve().parent / "cdialect"  # bound at /mnt/migrator/cdialect
+_LISTED = 40  # files named per unit in the payload
+
+
+@dataclass
+class MakeUnitResult:
+    folder: str  # tree-relative, "." for the root
+    makefiles: list[str] = field(default_factory=list)  # every makefile make read, tree-relative
+    expected: list[str] = field(default_factory=list)  # files the default goal makes, tree-relative
+    built: list[str] = field(default_factory=list)  # those that exist after the build
+    returncode: int | None = None
+    ok: bool = False
+    error: str = ""
+    duration_s: float = 0.0
+    output: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"folder": self.folder, "makefiles": self.makefiles[:_LISTED], "expected": self.expected[:_LISTED],
+                "built": self.built[:_LISTED], "missing": [f for f in self.expected if f not in self.built][:_LISTED],
+                "returncode": self.returncode, "ok": self.ok, "error": self.error,
+                "duration_s": round(self.duration_s, 3)}
+
+
+def make_environment(settings: ProjectSettings) -> dict[str, str]:
+    return {"HCC_AMDGPU_TARGET": ",".join(settings.offload_archs), "PATH": f"{TOOLS / 'cdialect'}:{PATH}"}
+
+
+def make_commands(folder: str, jobs: int) -> tuple[list[str], list[str]]:
+    """The dry run that reads make's data base, and the build (``-k``: every failing file in one run)."""
+    where = str(HIP_COPY / folder) if folder not in ("", ".") else str(HIP_COPY)
+    return ["make", "-pn", "-j1", "-C", where], ["make", "-k", "-j", str(jobs), "-C", where]
+
+
+def build_make_units(
+    sandbox: Sandbox, folders: Sequence[str], settings: ProjectSettings, on_line: Callable[[str], None] | None,
+    should_stop: Callable[[], bool], deadline: float,
+) -> list[MakeUnitResult]:
+    """Each folder's Makefile read, built and checked in turn, within ``deadline`` (a monotonic time)."""
+    jobs = os.cpu_count() or 1
+    results = []
+    for folder in folders:
+        if should_stop():
+            break
+        results.append(_build_one(sandbox, folder, settings, on_line, should_stop, deadline, jobs))
+    return results
+
+
+def _limits(settings: ProjectSettings, deadline: float) -> SandboxLimits:
+    return SandboxLimits(timeout_s=max(deadline - time.monotonic(), 1.0), memory_mb=settings.build_memory_mb)
+
+
+def _build_one(
+    sandbox: Sandbox, folder: str, settings: ProjectSettings, on_line: Callable[[str], None] | None,
+    should_stop: Callable[[], bool], deadline: float, jobs: int,
+) -> MakeUnitResult:
+    started = time.monotonic()
+    unit = MakeUnitResult(folder)
+    env = make_environment(settings)
+    dry, build = make_commands(folder, jobs)
+    log = on_line or (lambda _: None)
+    try:
+        log(f"$ {' '.join(dry)}\n")
+        parsed = sandbox.run(dry, str(HIP_COPY), _limits(settings, deadline), env=env, should_stop=should_stop)
+        if not parsed.ok:
+            unit.returncode = parsed.process.returncode
+            tail = "\n".join(parsed.process.output.strip().splitlines()[-5:])
+            unit.error = (f"make could not read the Makefile in {folder} (make -pn exit status "
+                          f"{parsed.process.returncode}); not built")
+            log(tail + "\n")
+            unit.output = parsed.process.output[-20000:]
+            return _done(unit, started)
+        dry_run = parse_dry_run(parsed.process.output)
+        unit.makefiles, unit.expected = _relative(dry_run.makefiles()), _relative(dry_run.expected_files())
+        log(f"[migrator] make's data base for {folder}: {len(unit.makefiles)} makefile(s) read "
+            f"({', '.join(unit.makefiles[:4])}), {len(unit.expected)} file(s) to make\n")
+        log(f"$ {' '.join(build)}\n")
+        result = sandbox.run(build, str(HIP_COPY), _limits(settings, deadline), env=env, on_line=on_line,
+                             should_stop=should_stop)
+    except SandboxUnavailable as exc:
+        unit.error = str(exc)
+        return _done(unit, started)
+    unit.returncode, unit.output = result.process.returncode, result.process.output
+    unit.built = _existing(sandbox, dry_run, settings, deadline)
+    if not result.ok:
+        unit.error = f"make failed in {folder} (exit status {result.process.returncode})" + "".join(
+            f": {violation}" for violation in result.violations[:1])
+    elif not unit.expected:
+        goal = next((db.default_goal for db in dry_run.databases if db.default_goal), "")
+        unit.error = (f"nothing built in {folder}: make's data base names no file for its default goal"
+                      f" '{goal}'" if goal else f"nothing built in {folder}: the Makefile has no default goal")
+    elif not unit.built:
+        unit.error = (f"nothing built in {folder}: make exited 0 but none of the {len(unit.expected)} file(s) its "
+                      f"data base names ({', '.join(unit.expected[:3])}) exists")
+    unit.ok = not unit.error
+    return _done(unit, started)
+
+
+def _done(unit: MakeUnitResult, started: float) -> MakeUnitResult:
+    unit.duration_s = time.monotonic() - started
+    return unit
+
+
+def _relative(paths: list[str]) -> list[str]:
+    """Sandbox paths under the build's copy as tree-relative ones; others (outside the tree) as they are."""
+    found = []
+    for path in paths:
+        pure = PurePosixPath(path)
+        found.append(pure.relative_to(HIP_COPY).as_posix() if pure.is_relative_to(HIP_COPY) else path)
+    return found
+
+
+def _existing(sandbox: Sandbox, dry_run: MakeDryRun, settings: ProjectSettings, deadline: float) -> list[str]:
+    """Which expected files exist now, tested in the sandbox (the root side never looks into work/ by path)."""
+    expected = [p for p in dry_run.expected_files() if PurePosixPath(p).is_relative_to(HIP_COPY)]
+    if not expected:
+        return []
+    check = ["sh", "-c", 'for f; do [ -f "$f" ] && printf "%s\\n" "$f"; done; exit 0', "sh", *expected[:500]]
+    result = sandbox.run(check, str(HIP_COPY), _limits(settings, deadline))
+    present = set(result.process.output.splitlines()) if result.ok else set()
+    return _relative([p for p in expected if p in present])
