@@ -96,7 +96,7 @@ def _build_one(
             log(tail + "\n")
             unit.output = parsed.process.output[-20000:]
             return _done(unit, started)
-        dry_run = parse_dry_run(parsed.process.output)
+        dry_run = parse_dry_run(parsed.process.output, dry[-1])
         unit.makefiles, unit.expected = _relative(dry_run.makefiles()), _relative(dry_run.expected_files())
         log(f"[migrator] make's data base for {folder}: {len(unit.makefiles)} makefile(s) read "
             f"({', '.join(unit.makefiles[:4])}), {len(unit.expected)} file(s) to make\n")

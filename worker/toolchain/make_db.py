@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from dataclasses import dataclass, field
 
 _BEGIN = "# Make data base, printed on "
@@ -19,6 +20,7 @@ _ORIGIN = re.compile(r"^# (default|environment(?: under -e)?|makefile|command li
 _VARIABLE = re.compile(r"^([^\s:#=]+)\s*(:{1,3}=|\?=|\+=|!=|=)\s?(.*)$")
 _TARGET = re.compile(r"^([^\s#][^:]*?)::?(?:\s(.*))?$")
 _REFERENCE = re.compile(r"\$(?:\(([\w.-]+)\)|\{([\w.-]+)\}|([A-Za-z]))")
+_DIRECTORY = re.compile(r"^(?:# )?make(?:\[\d+\])?: (Entering|Leaving) directory '(.+)'$")
 _RECURSIVE = re.compile(r"^[@+\-\s]*(?:\$\(MAKE\)|\$\{MAKE\}|make)(?:\s|$)")
 
 
@@ -100,15 +102,25 @@ class MakeDatabase:
         return files
 
 
+@dataclass(frozen=True)
+class DryRunCommand:
+    folder: str  # where make would run it ("" when make did not say)
+    command: str
+
+
 @dataclass
 class MakeDryRun:
     """What ``make -pn`` printed: the commands a build would run and one data base per make process."""
 
-    commands: list[str] = field(default_factory=list)
+    commands: list[DryRunCommand] = field(default_factory=list)
     databases: list[MakeDatabase] = field(default_factory=list)
 
     def expected_files(self) -> list[str]:
-        return list(dict.fromkeys(f for db in self.databases for f in db.expected_files()))
+        """The default goals' files (``MakeDatabase.expected_files``) and what the commands name with ``-o``:
+        a ``release:`` target whose recipe writes ``-o hotspot`` makes ``hotspot``, not ``release``."""
+        outputs = [posixpath.normpath(posixpath.join(c.folder, word)) for c in self.commands if c.folder
+                   for word in _outputs(c.command)]
+        return list(dict.fromkeys([*(f for db in self.databases for f in db.expected_files()), *outputs]))
 
     def makefiles(self) -> list[str]:
         """Every makefile any of the make processes read, as absolute paths."""
@@ -116,11 +128,18 @@ class MakeDryRun:
                                   for db in self.databases for name in db.makefiles))
 
 
-def parse_dry_run(output: str) -> MakeDryRun:
+def parse_dry_run(output: str, folder: str = "") -> MakeDryRun:
+    """``folder``: where the top make runs (its ``-C``); sub-makes say where they run as they enter."""
     result = MakeDryRun()
     block: list[str] | None = None
+    folders = [folder]
     for line in output.splitlines():
-        if line.startswith(_BEGIN):
+        if entering := _DIRECTORY.match(line):
+            if entering.group(1) == "Entering":
+                folders.append(entering.group(2))
+            elif len(folders) > 1:
+                folders.pop()
+        elif line.startswith(_BEGIN):
             block = []
         elif line.startswith(_END) and block is not None:
             result.databases.append(parse_database(block))
@@ -128,8 +147,16 @@ def parse_dry_run(output: str) -> MakeDryRun:
         elif block is not None:
             block.append(line)
         elif line and not line.startswith(("#", "make: ", "make[")):
-            result.commands.append(line)
+            result.commands.append(DryRunCommand(folders[-1], line))
     return result
+
+
+def _outputs(command: str) -> list[str]:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return [words[i + 1] for i, word in enumerate(words[:-1]) if word == "-o" and not words[i + 1].startswith("-")]
 
 
 def parse_database(lines: list[str]) -> MakeDatabase:
