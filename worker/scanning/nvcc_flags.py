@@ -14,7 +14,8 @@ from worker.scanning.model import RuleHit, make_hit
 
 # sm_80, sm_90a, sm_$(GPU_CC), compute_${arch}, compute_$(subst .,,${COMPUTE})
 _NUMBER = r"(?:\d+[af]?|\$\((?:[^()$]|\$[({][^(){}]*[)}])*\)|\$\{[^{}]*\}|\$\w+)"
-_CODE = r"(?:\[[\w,$(){} ]+\]|[\w$(){}]+(?:,[\w$(){}]+)*)"
+_CODE_ITEM = r"(?:\w|\$\([\w.-]*\)|\$\{[\w.-]*\})+"  # sm_80, sm_$(SM): references kept whole, never half a call
+_CODE = r"(?:\[[\w,$(){} ]+\]|" + _CODE_ITEM + r"(?:," + _CODE_ITEM + r")*)"
 _ARCH = re.compile(
     r"(?<![\w-])(?:-arch[= ]\s*|--gpu-architecture[= ]\s*|--cuda-gpu-arch=)(?:sm|compute|lto)_(" + _NUMBER + r")(?![\w}])"
     r"|(?<![\w-])(?:-gencode|--generate-code)[= ]\s*(?P<q>[\"']?)arch=compute_(" + _NUMBER + r"),code=" + _CODE
