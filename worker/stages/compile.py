@@ -121,6 +121,8 @@ def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, t
     payload = CompileData(
         toolchain=toolchain, mode="project", files=[], diagnostics=diagnostics, summary=summary_by_file(diagnostics),
         cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason)
+    if report.system == "make":
+        payload["c_std"] = C_DIALECT
     _store(ctx, payload)
     if not report.ok:
         return StageResult.failed(f"Project build failed: {report.error}", **payload)
