@@ -9,7 +9,7 @@ Per folder (``/workspace/hip/<folder>``, the build's copy of the translated tree
    exited 0 and made none of them is "nothing built".
 
 Every command gets ``HCC_AMDGPU_TARGET`` (hipcc's targets where a call names none: the run's offload
-targets whatever the Makefile says) and the C dialect wrappers first on ``PATH`` (``cdialect/``: ``gcc``
+targets whatever the Makefile says), ``HIPCC``/``HIPFLAGS`` defaults and the C dialect wrappers first on ``PATH`` (``cdialect/``: ``gcc``
 and ``cc`` add ``-std=gnu17`` to C compiles that name no standard; the toolchain's GCC defaults to C23).
 """
 from __future__ import annotations
@@ -49,7 +49,10 @@ class MakeUnitResult:
 
 
 def make_environment(settings: ProjectSettings) -> dict[str, str]:
-    return {"HCC_AMDGPU_TARGET": ",".join(settings.offload_archs), "PATH": f"{TOOLS / 'cdialect'}:{PATH}"}
+    """hipcc's targets for calls that name none; ``HIPCC``/``HIPFLAGS`` as defaults a Makefile's own
+    assignments override (environment, not command-line, variables)."""
+    return {"HCC_AMDGPU_TARGET": ",".join(settings.offload_archs), "PATH": f"{TOOLS / 'cdialect'}:{PATH}",
+            "HIPCC": "hipcc", "HIPFLAGS": " ".join(f"--offload-arch={arch}" for arch in settings.offload_archs)}
 
 
 def make_commands(folder: str, jobs: int) -> tuple[list[str], list[str]]:
