@@ -73,6 +73,7 @@ def test_a_suite_builds_each_app_folder_with_its_own_makefile(piped: dict[str, P
     units = {u["folder"]: u for u in compiled["project_build"]["units"]}
     assert units["vecscale"]["built"] == ["vecscale/vecscale"] and units["histo"]["built"] == ["histo/histo"]
     assert all(u["ok"] and u["returncode"] == 0 for u in units.values())
+    assert units["vecscale"]["device_targets"] == {"vecscale/vecscale": ["gfx90a"]}
     assert "make -k -j" in run.text and "make's data base for vecscale: 1 makefile(s) read" in run.text
     makefile = (run.workspace.hip / "vecscale" / "Makefile").read_text()
     assert "--offload-arch=gfx90a $(NVCCFLAGS)" in makefile and "NVCCFLAGS += \n" in makefile
@@ -86,6 +87,7 @@ def test_a_rodinia_style_app_builds_with_its_makefile_and_the_shared_config(pipe
     [unit] = run.data("compile")["project_build"]["units"]
     assert unit["folder"] == "hotspot" and unit["built"] == ["hotspot/hotspot"]  # release: writes -o hotspot
     assert unit["makefiles"] == ["hotspot/Makefile", "common/make.config"]
+    assert unit["device_targets"] == {"hotspot/hotspot": ["gfx90a"]}  # the Makefile names no GPU; hipcc got the run's
     assert run.results["link"].summary == "Linked by the project's own build."
 
 

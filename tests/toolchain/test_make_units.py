@@ -20,11 +20,15 @@ TREE = {
     "echoes/Makefile": "all:\n\t@echo nothing to do\n",
     "phony/Makefile": ".PHONY: all\nall:\n\t@echo nothing to do\n",
     "pretends/Makefile": "CC = gcc\nrelease: app.c\n\t$(CC) -fsyntax-only app.c\n",
+    "delegates/Makefile": "all: app\napp:\n\tcd src; make\n",  # a sub-make that make -n does not follow
+    "delegates/src/Makefile": "app: app.c\n\t$(CC) -o app app.c\n",
+    "delegates/src/app.c": "int main(void) { return 0; }\n",
     "pretends/app.c": "int main(void) { return 0; }\n",
     "broken/Makefile": "objects: first.o second.o\n\ttrue\n",
     "broken/first.c": "int first(void) { return missing_one; }\n",
     "broken/second.c": "int second(void) { return missing_two; }\n",
     "unreadable/Makefile": "prog: prog.c\n    cc -o prog prog.c\n",
+    "wronggpu/Makefile": "k.o: kernel.cu\n\thipcc --offload-arch=gfx906 -x hip -c kernel.cu -o k.o\n",
     "oldc/Makefile": "old: old.c\n\tcc -O2 -o old old.c\n",
     "oldc/old.c": "#include <stdio.h>\nint twice(x)\nint x;\n{ return 2 * x; }\n"
                   "main() { printf(\"%d\\n\", twice(21)); return triple(1); }\nint triple(int x) { return 3 * x; }\n",
@@ -36,7 +40,8 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[StageResult, dic
     root = tmp_path_factory.mktemp("units")
     workspace = Workspace(root)
     for name, text in {**TREE, **{f"{folder}/kernel.cu": KERNEL for folder in
-                                  ("builds", "echoes", "phony", "pretends", "broken", "unreadable", "oldc")}}.items():
+                                  ("builds", "delegates", "echoes", "phony", "pretends", "broken", "unreadable", "oldc",
+                                   "wronggpu")}}.items():
         (workspace.hip / name).parent.mkdir(parents=True, exist_ok=True)
         (workspace.hip / name).write_text(text)
     logs: list[str] = []
@@ -48,9 +53,10 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[StageResult, dic
 
 def test_each_folder_is_a_unit_with_its_own_result(compiled: tuple[StageResult, dict[str, dict[str, Any]], str]) -> None:
     result, units, log = compiled
-    assert sorted(units) == ["broken", "builds", "echoes", "oldc", "phony", "pretends", "unreadable"]
+    assert sorted(units) == ["broken", "builds", "delegates", "echoes", "oldc", "phony", "pretends", "unreadable",
+                            "wronggpu"]
     assert units["builds"]["ok"] and units["builds"]["built"] == ["builds/prog", "builds/prog.o"]
-    assert result.outcome == "failed" and result.summary.startswith("Project build failed: 5 of 7 build folders failed")
+    assert result.outcome == "failed" and result.summary.startswith("Project build failed: 6 of 9 build folders failed")
     assert "$ make -pn -j1 -C /workspace/hip/builds" in log and "$ make -k -j" in log
 
 
@@ -58,8 +64,11 @@ def test_a_build_that_made_nothing_is_nothing_built(compiled: tuple[StageResult,
     _, units, _ = compiled
     assert units["echoes"]["returncode"] == 0 and not units["echoes"]["ok"]
     assert units["echoes"]["error"] == ("nothing built in echoes: make exited 0 but none of the 1 file(s) its data base "
-                                        "names (echoes/all) exists")
-    assert units["phony"]["error"] == "nothing built in phony: make's data base names no file for its default goal 'all'"
+                                        "names (echoes/all) exists and the build wrote no file")
+    assert units["phony"]["error"] == ("nothing built in phony: make's data base names no file for its default goal "
+                                       "'all' and the build wrote none")
+    assert units["delegates"]["ok"] and units["delegates"]["expected"] == []  # `cd src; make`: no data base for it
+    assert units["delegates"]["built"] == ["delegates/src/app"]  # what the build wrote
     assert units["pretends"]["returncode"] == 0 and units["pretends"]["missing"] == ["pretends/release"]
     assert units["pretends"]["error"].startswith("nothing built in pretends: make exited 0 but none of the 1 file(s)")
 
@@ -79,6 +88,16 @@ def test_a_makefile_make_cannot_read_is_not_built(compiled: tuple[StageResult, d
     assert units["unreadable"]["returncode"] == 2 and units["unreadable"]["built"] == []
     assert units["unreadable"]["error"] == "make could not read the Makefile in unreadable (make -pn exit status 2); not built"
     assert "$ make -k -j 2 -C /workspace/hip/unreadable" not in log
+
+
+def test_code_for_another_gpu_than_the_runs_fails_the_unit(
+    compiled: tuple[StageResult, dict[str, dict[str, Any]], str]
+) -> None:
+    _, units, _ = compiled
+    assert units["wronggpu"]["device_targets"] == {"wronggpu/k.o": ["gfx906"]}
+    assert units["wronggpu"]["error"] == ("built for the wrong GPU in wronggpu: wronggpu/k.o holds code for gfx906, "
+                                          "not for gfx90a")
+    assert units["builds"]["device_targets"] == {}  # host-only C: nothing to check
 
 
 def test_old_c_without_a_standard_builds_as_gnu17(compiled: tuple[StageResult, dict[str, dict[str, Any]], str]) -> None:

@@ -21,7 +21,7 @@ _VARIABLE = re.compile(r"^([^\s:#=]+)\s*(:{1,3}=|\?=|\+=|!=|=)\s?(.*)$")
 _TARGET = re.compile(r"^([^\s#][^:]*?)::?(?:\s(.*))?$")
 _REFERENCE = re.compile(r"\$(?:\(([\w.-]+)\)|\{([\w.-]+)\}|([A-Za-z]))")
 _DIRECTORY = re.compile(r"^(?:# )?make(?:\[\d+\])?: (Entering|Leaving) directory '(.+)'$")
-_RECURSIVE = re.compile(r"^[@+\-\s]*(?:\$\(MAKE\)|\$\{MAKE\}|make)(?:\s|$)")
+_RECURSIVE = re.compile(r"(?:^[@+\-\s]*|[;&|]\s*)(?:\$\(MAKE\)|\$\{MAKE\}|make)(?:\s|;|$)")  # cd sub; make
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class MakeDatabase:
             if target.phony or name.startswith(".") or not target.recipe or target.recipe_origin == "built-in" \
                     and not target.is_target:
                 continue
-            if all(_RECURSIVE.match(line) for line in target.recipe):
+            if all(_RECURSIVE.search(line) for line in target.recipe):
                 continue
             files.append(posixpath.normpath(posixpath.join(self.folder, name)))
         return files

@@ -115,7 +115,7 @@ def run_project_build(
     outputs: list[str] = []
     if system == "make":
         _make_build(report, sandbox, [step.name.removeprefix("make ") for step in steps], settings, on_line,
-                    should_stop, started + settings.build_timeout_s)
+                    should_stop, started + settings.build_timeout_s, os.path.dirname(toolchain.clang))
         outputs.append(report.output)
         steps = []
     for step in steps:
@@ -147,9 +147,11 @@ def run_project_build(
 
 
 def _make_build(report: ProjectBuildReport, sandbox: Sandbox, folders: list[str], settings: ProjectSettings,
-                on_line: Callable[[str], None] | None, should_stop: Callable[[], bool], deadline: float) -> None:
-    """Each build folder as its own unit; the build passes when every unit built something and none failed."""
-    results = build_make_units(sandbox, folders, settings, on_line, should_stop, deadline)
+                on_line: Callable[[str], None] | None, should_stop: Callable[[], bool], deadline: float,
+                llvm_bin: str) -> None:
+    """Each build folder as its own unit; the build passes when every unit built something for the run's
+    targets and none failed."""
+    results = build_make_units(sandbox, folders, settings, on_line, should_stop, deadline, llvm_bin)
     report.units = [unit.to_dict() for unit in results]
     report.mechanism = "bwrap"
     report.output = "".join(unit.output for unit in results)
