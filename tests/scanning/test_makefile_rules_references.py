@@ -65,6 +65,8 @@ def test_every_rule_fired_and_each_line_keeps_its_references_whole(converted: tu
     assert not any(line.rstrip().endswith("+= )") or "$()" in line for line in after)
     assert "NVCCFLAGS += --offload-arch=gfx90a $(EXTRA)" in after  # -arch=$(ARCH) with ARCH = sm_60
     assert "NVCCFLAGS +=  $(EXTRA)" in after  # -maxrregcount $(maxregisters), its value gone with it
+    assert ("NVCCFLAGS += hipcc --hipstdpar --hipstdpar-path=/usr/include/thrust/system/hip/hipstdpar "
+            "--offload-arch=gfx90a $(EXTRA)") in after  # nvc++ -stdpar=gpu -gpu=cc80
 
 
 def test_applying_the_fixes_twice_changes_nothing(converted: tuple[Path, list[str]]) -> None:

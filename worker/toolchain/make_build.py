@@ -100,7 +100,8 @@ def _build_one(
             unit.returncode = parsed.process.returncode
             tail = "\n".join(parsed.process.output.strip().splitlines()[-5:])
             unit.error = (f"make could not read the Makefile in {folder} (make -pn exit status "
-                          f"{parsed.process.returncode}); not built")
+                          f"{parsed.process.returncode}); not built") if not parsed.violations else (
+                f"make -pn in {folder} was stopped: {parsed.violations[0]}; not built")
             log(tail + "\n")
             unit.output = parsed.process.output[-20000:]
             return _done(unit, started)
