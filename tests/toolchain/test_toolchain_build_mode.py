@@ -92,3 +92,9 @@ def test_smoke_runs_where_the_build_put_its_programs(tmp_path: Path) -> None:
     assert smoke_run_dir(context({"files": []})) == tmp_path / "work" / "build"
     (tmp_path / "work" / "build" / "bin").mkdir(parents=True)
     assert smoke_run_dir(context({"files": []})) == tmp_path / "work" / "build" / "bin"
+
+
+def test_a_documentation_makefile_at_the_top_does_not_hide_the_one_beside_the_sources(tmp_path: Path) -> None:
+    hip = tree(tmp_path, {"Makefile": "html:\n\tsphinx-build -b html docs build/html\n",
+                          "src/Makefile": "app: app.cu\n\thipcc -o app app.cu\n", "src/app.cu": "int main() {}\n"})
+    assert choose_build_mode(hip, ProjectSettings()).make_folders == ["src"]

@@ -1,6 +1,6 @@
 """Where a translated tree's own Makefile build lives: the root, or the folders beside its CUDA sources.
 
-A tree whose top holds a Makefile builds there (one unit). Otherwise each folder holding CUDA code
+A tree whose top holds a Makefile that builds code builds there (one unit). Otherwise each folder holding CUDA code
 (``.cu``/``.hip`` sources, or C/C++ sources that include HIP headers once translated) is built by the
 nearest Makefile at or above it: a suite of ``<app>/Makefile`` folders, sharing ``include/`` or
 ``common/make.config``, becomes one unit per app, each with its own result. A CMakeLists.txt beside a
@@ -21,6 +21,10 @@ _CUDA_SUFFIXES = (".cu", ".hip")
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")  # sources only: a folder of shared headers is built by its users
 _HIP_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:hip\w*/|hip_runtime|roc\w+/|hipblas|hipfft|hiprand|hipsolver"
                           r"|hipsparse|rocblas)", re.MULTILINE)
+# What a Makefile that builds code mentions (a compiler, sources or objects, a sub-make); a documentation
+# Makefile at the top (sphinx-build, pandoc) does not, and the folders beside the sources decide instead.
+_BUILDS_CODE = re.compile(r"\.(?:cu|hip|c|cc|cpp|cxx|o)\b|(?<![\w-])(?:hipcc|nvcc|gcc|g\+\+|clang\+\+|clang|cc|c\+\+)"
+                          r"(?![\w-])|\$[({](?:MAKE|CC|CXX|NVCC|HIPCC|LINK\.\w+|COMPILE\.\w+)[)}]|(?<![\w-])make(?![\w-])")
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules"}
 _READ_CAP = 2_000_000
 
@@ -35,7 +39,7 @@ class MakeFolders:
 def make_folders(tree: Path, exclude_globs: tuple[str, ...] = ()) -> MakeFolders:
     """The folders whose Makefiles build the tree's CUDA code; empty when none does."""
     top = _makefile(tree, "")
-    if top:
+    if top and _builds_code((tree / top).read_text(errors="replace")):
         return MakeFolders(["."], [top], f"{top} at the top of the tree")
     chosen: dict[str, str] = {}
     for folder in sorted(cuda_folders(tree, exclude_globs)):
@@ -88,3 +92,8 @@ def _owning_folder(tree: Path, folder: str) -> tuple[str, str] | None:
         if makefile := _makefile(tree, candidate):
             return candidate, makefile
     return None
+
+
+def _builds_code(text: str) -> bool:
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    return bool(_BUILDS_CODE.search("\n".join(lines)))
