@@ -11,6 +11,7 @@ import pytest
 from worker.context import StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings
 from worker.stages import compile as compile_stage
+from worker.toolchain.causes import compile_causes
 from worker.toolchain.make_db import parse_dry_run
 
 KERNEL = "#include <hip/hip_runtime.h>\n__global__ void k() {}\n"  # marks the folder as one with CUDA code
@@ -120,3 +121,15 @@ def test_the_dry_run_names_where_sub_makes_run_and_what_they_write() -> None:
     [database] = dry.databases
     assert database.variables["ARCH"].line == 2 and database.default_goal == "all"
     assert dry.expected_files() == ["/workspace/hip/app/heat"]  # all: only recurses; the sub-make writes heat
+
+
+def test_units_that_failed_without_a_compiler_error_are_build_configuration_causes(
+    compiled: tuple[StageResult, dict[str, dict[str, Any]], str]
+) -> None:
+    result, units, _ = compiled
+    assert [units[f]["cause"] for f in ("builds", "broken", "echoes", "unreadable", "wronggpu")] == [
+        "", "make-failed", "nothing-built", "make-unreadable", "wrong-gpu"]
+    by_key = {cause.key: cause for cause in compile_causes(result.data) if cause.kind == "build_configuration"}
+    assert by_key["make:nothing-built"].reason == "the build exited 0 but made nothing"
+    assert by_key["make:wrong-gpu"].file == "wronggpu/Makefile"
+    assert by_key["make:make-unreadable"].message == units["unreadable"]["error"]

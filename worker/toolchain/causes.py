@@ -180,11 +180,28 @@ def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = (
             cause = replace(cause, names=_cuda_names(file_errors))
         causes.append(cause)
     build = data.get("project_build")
-    if isinstance(build, Mapping) and build.get("ok") is False:
+    units = [u for u in (build.get("units") or ()) if isinstance(u, Mapping)] if isinstance(build, Mapping) else []
+    unit_causes = [_unit_cause(u) for u in units if not u.get("ok") and u.get("cause") in _UNIT_CAUSES]
+    causes += unit_causes
+    if isinstance(build, Mapping) and build.get("ok") is False and (errors or not unit_causes):
         first = next(iter(errors.values()), [{}])[0]
         message = str(first.get("message") or build.get("error") or "the project build failed")
         causes.append(classify_message(message, str(first.get("original_file") or first.get("file") or "(build)"), tc))
     return causes
+
+
+# A Makefile unit that failed without a compiler error (make_build.py sets ``cause``): the build's own setup.
+_UNIT_CAUSES = {
+    "make-unreadable": "make cannot read the converted Makefile (or a file it includes)",
+    "nothing-built": "the build exited 0 but made nothing",
+    "wrong-gpu": "the build made code for other GPUs than the project's offload targets",
+}
+
+
+def _unit_cause(unit: Mapping[str, Any]) -> Cause:
+    kind = str(unit.get("cause"))
+    makefiles = unit.get("makefiles") or [f"{unit.get('folder')}/Makefile"]
+    return Cause("build_configuration", f"make:{kind}", _UNIT_CAUSES[kind], str(makefiles[0]), str(unit.get("error")))
 
 
 def _cuda_names(errors: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:

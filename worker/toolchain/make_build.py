@@ -41,6 +41,7 @@ class MakeUnitResult:
     returncode: int | None = None
     ok: bool = False
     error: str = ""
+    cause: str = ""  # make-unreadable, make-failed, nothing-built, wrong-gpu ("" when built)
     duration_s: float = 0.0
     output: str = ""
 
@@ -48,7 +49,7 @@ class MakeUnitResult:
         return {"folder": self.folder, "makefiles": self.makefiles[:_LISTED], "expected": self.expected[:_LISTED],
                 "built": self.built[:_LISTED], "device_targets": dict(list(self.device_targets.items())[:_LISTED]),
                 "missing": [f for f in self.expected if f not in self.built][:_LISTED],
-                "returncode": self.returncode, "ok": self.ok, "error": self.error,
+                "returncode": self.returncode, "ok": self.ok, "error": self.error, "cause": self.cause,
                 "duration_s": round(self.duration_s, 3)}
 
 
@@ -99,6 +100,7 @@ def _build_one(
         if not parsed.ok:
             unit.returncode = parsed.process.returncode
             tail = "\n".join(parsed.process.output.strip().splitlines()[-5:])
+            unit.cause = "make-unreadable"
             unit.error = (f"make could not read the Makefile in {folder} (make -pn exit status "
                           f"{parsed.process.returncode}); not built") if not parsed.violations else (
                 f"make -pn in {folder} was stopped: {parsed.violations[0]}; not built")
@@ -122,6 +124,7 @@ def _build_one(
     unit.built += [f for f in _written_since(sandbox, stamp, settings, deadline) if f not in unit.built]
     unit.device_targets = _device_targets(sandbox, unit.built, llvm_bin, settings, deadline) if llvm_bin else {}
     wrong = {f: t for f, t in unit.device_targets.items() if not set(settings.offload_archs) <= set(t)}
+    unit.cause = "make-failed" if not result.ok else "nothing-built" if not unit.built else "wrong-gpu" if wrong else ""
     if not result.ok:
         unit.error = f"make failed in {folder} (exit status {result.process.returncode})" + "".join(
             f": {violation}" for violation in result.violations[:1])
