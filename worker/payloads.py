@@ -193,6 +193,8 @@ class ProjectBuildData(TypedDict):
     link_problems: list[LinkProblemData]  # the project's own link step: the link stage reports these
     duration_s: float
     run_dir: str  # build or hip: where the smoke command runs
+    units: NotRequired[list[JsonObject]]  # make: per build folder: folder, makefiles, expected, built, missing, ok, error
+    c_std: NotRequired[str]  # the C dialect C sources get where the build names none (gnu17)
 
 
 class CMakeBuildData(TypedDict):
@@ -255,6 +257,7 @@ class CompileData(NotApplicableData, total=False):
     summary: dict[str, dict[str, int]]  # file -> errors, warnings
     cache: CacheData
     cxx_std: str
+    c_std: str  # the C dialect of C sources whose build names none
     include_dirs: list[str]
     duration_s: float
     build_units: list[BuildUnitData]

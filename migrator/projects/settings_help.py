@@ -25,7 +25,7 @@ HELP: dict[str, str] = {
     "target_hip_version": "The HIP version the translation writes for, e.g. 6.4; empty: the installed one.",
     "disabled_fix_rules": "Build-file fix rules not to apply, by rule id (one per line).",
     "toolchain": "The ROCm toolchain root to build and run with, by name (e.g. rocm-6.4); empty: the newest installed.",
-    "build_mode": "auto (default) runs the project's own build where its CMake or make files are understood, else compiles each file; per_tu compiles file by file with the sources, include dirs and libraries of each target of the build files; project always runs the project's own build (CMake, make or a command).",
+    "build_mode": "auto (default) runs the project's own build whenever it has one (a top-level CMakeLists.txt with targets, or Makefiles at the top or beside the CUDA sources, each folder its own unit), else compiles each file and says why; per_tu compiles file by file with the sources, include dirs and libraries of each target of the build files; project always runs the project's own build (CMake, make or a command).",
     "build_command": "For build_mode project: the command that builds the translated tree; empty: detect CMake or make.",
     "offload_archs": "AMD GPU targets to compile for, one per line (gfx90a = MI200, gfx942 = MI300). Smoke runs on a runner with one of them.",
     "cxx_std": "C++ dialect, e.g. c++17; empty: read from the CUDA build files, else c++17.",

@@ -153,7 +153,8 @@ def test_links_a_build_plants_to_another_teams_run_are_never_read(
     victim = victim_run(other_team_user, only_stages)
     user, team = team_user
     project = actions.create_project(team, "attacker", user=user, settings={"build_mode": "project"})
-    run = pipeline_run(project, {"src/kernel.cu": VADD_CU, "Makefile": "all:\n\tsh link.sh\n",
+    # The build writes one file besides the links: a make build that made nothing at all fails as "nothing built".
+    run = pipeline_run(project, {"src/kernel.cu": VADD_CU, "Makefile": "all:\n\tsh link.sh\n\techo built > built.txt\n",
                                  "link.sh": link_to_victim(workspace_for(victim.pk).root)})
     assert run.stages.get(name="compile").state == "passed", shown_to_users(run)[-2000:]
     assert_nothing_of_the_victim(alice_client, run)

@@ -111,3 +111,20 @@ def test_project_build_panel_shows_steps_and_sandbox_violations(
     assert f'<td class="num">{build["steps"][0]["returncode"]}</td>' in steps
     violations = panel[panel.index("Sandbox violations"):]
     assert html.escape(build["violations"][0]) in violations
+
+
+def test_compile_panel_says_which_build_ran_and_lists_each_build_folder(
+    alice_client: Client, team_user: tuple[User, Team], only_stages: Callable[..., None]
+) -> None:
+    only_stages("fetch", "hipify", "compile")
+    files = {"tools/Makefile": "tool: tool.c\n\t$(CC) -o $@ $<\n", "tools/tool.c": "int main(void) { return 0; }\n",
+             "tools/kernel.cu": VADD_CU, "docs/Makefile": "html:\n\ttrue\n"}
+    run = run_project(team_user, files, {})
+    assert run.stages.get(name="compile").state == "passed"
+    panel = panel_of(stage_page(alice_client, run, "compile"))
+    choice = panel[panel.index('id="compile-build-choice"'):]
+    assert choice.startswith('id="compile-build-choice">Built with the project\'s own build: build_mode auto: '
+                             "the project&#x27;s own build, make in tools/Makefile, beside the CUDA sources")
+    assert "C sources without <code>-std</code>: <code>gnu17</code>" in choice
+    units = panel[panel.index('id="project-build-units"'):]
+    assert '<td><code>tools</code></td>' in units and "<code>tools/tool</code>" in units

@@ -30,7 +30,46 @@ def test_auto_compiles_file_by_file_without_a_build_file_it_understands(tmp_path
     hip = tree(tmp_path, {"CMakeLists.txt": "set(CMAKE_CUDA_STANDARD 14)\n", "a.hip": "int x;\n"})
     choice = choose_build_mode(hip, ProjectSettings())
     assert choice.mode == "per_tu" and choice.units == []
-    assert "no build file this understands" in choice.reason
+    assert "CMakeLists.txt at the top names no target" in choice.reason
+    assert choice.reason.endswith("(built file by file, not with the project's build)")
+
+
+SUITE_MAKEFILE = "CC = nvcc\nARCH = sm_60\n{name}: {name}.cu\n\t$(CC) -arch=$(ARCH) -I../include -o $@ $<\n"
+
+
+def test_auto_builds_each_app_folder_of_a_suite_with_its_own_makefile(tmp_path: Path) -> None:
+    hip = tree(tmp_path, {"include/common.h": "#pragma once\n", "README.md": "suite\n",
+                          **{f"{n}/Makefile": SUITE_MAKEFILE.format(name=n) for n in ("scan", "stencil")},
+                          **{f"{n}/{n}.cu": '#include "hip/hip_runtime.h"\nint main() {}\n' for n in ("scan", "stencil")},
+                          "tools/win/helper_d3d11.cpp": '#include <d3d11.h>\n#include "hip/hip_runtime.h"\n'})
+    choice = choose_build_mode(hip, ProjectSettings())
+    assert choice.mode == "project" and choice.make_folders == ["scan", "stencil"]
+    assert choice.reason == ("build_mode auto: the project's own build, make in scan/Makefile, stencil/Makefile, "
+                             "beside the CUDA sources (2 build folders, each its own unit); set build_mode to per_tu "
+                             "to compile file by file")
+
+
+def test_a_cmakelists_without_targets_does_not_hide_the_makefile_beside_it(tmp_path: Path) -> None:
+    hip = tree(tmp_path, {"app/CMakeLists.txt": "suite_add_sample(app)\n", "app/Makefile": SUITE_MAKEFILE.format(name="app"),
+                          "app/app.cu": "int main() {}\n", "CMakeLists.txt": "add_subdirectory(app)\n"})
+    choice = choose_build_mode(hip, ProjectSettings())
+    assert choice.mode == "project" and choice.make_folders == ["app"]
+
+
+def test_a_library_only_cpp_program_builds_with_the_makefile_above_it(tmp_path: Path) -> None:
+    hip = tree(tmp_path, {"samples/solver/Makefile": "all:\n\thipcc -o solve main.cpp -lhipsolver\n",
+                          "samples/solver/main.cpp": "#include <hipsolver/hipsolver.h>\nint main() {}\n",
+                          "samples/solver/util/io.cpp": "#include <hip/hip_runtime.h>\n"})
+    choice = choose_build_mode(hip, ProjectSettings())
+    assert choice.make_folders == ["samples/solver"]
+
+
+def test_a_top_level_makefile_is_one_unit_and_per_file_says_why_without_one(tmp_path: Path) -> None:
+    top = tree(tmp_path / "top", {"Makefile": "all:\n\t$(MAKE) -C a\n", "a/Makefile": "x:\n\ttrue\n", "a/k.cu": ""})
+    assert choose_build_mode(top, ProjectSettings()).make_folders == ["."]
+    bare = tree(tmp_path / "bare", {"src/k.cu": "", "docs/Makefile": "html:\n\ttrue\n"})
+    choice = choose_build_mode(bare, ProjectSettings())
+    assert choice.mode == "per_tu" and "no Makefile at the top of the tree or beside the CUDA sources" in choice.reason
 
 
 def test_explicit_modes_and_a_build_command_decide(tmp_path: Path) -> None:
@@ -53,3 +92,9 @@ def test_smoke_runs_where_the_build_put_its_programs(tmp_path: Path) -> None:
     assert smoke_run_dir(context({"files": []})) == tmp_path / "work" / "build"
     (tmp_path / "work" / "build" / "bin").mkdir(parents=True)
     assert smoke_run_dir(context({"files": []})) == tmp_path / "work" / "build" / "bin"
+
+
+def test_a_documentation_makefile_at_the_top_does_not_hide_the_one_beside_the_sources(tmp_path: Path) -> None:
+    hip = tree(tmp_path, {"Makefile": "html:\n\tsphinx-build -b html docs build/html\n",
+                          "src/Makefile": "app: app.cu\n\thipcc -o app app.cu\n", "src/app.cu": "int main() {}\n"})
+    assert choose_build_mode(hip, ProjectSettings()).make_folders == ["src"]

@@ -40,7 +40,8 @@ def test_a_cublas_program_builds_with_its_own_makefile_by_default(team_user: tup
     assert "#include <hipblas/hipblas.h>" in translated and "hipblasSasum" in translated
     compiled = stages["compile"].data
     assert compiled["toolchain"]["name"] == "rocm-6.4" and compiled["mode"] == "project"
-    assert compiled["mode_reason"].startswith("build_mode auto: the project's own build (1 target in Makefile)")
+    assert compiled["mode_reason"].startswith("build_mode auto: the project's own build, make in Makefile at the top")
+    assert compiled["project_build"]["units"][0]["built"] == ["vecadd"]
     assert compiled["project_build"]["system"] == "make" and compiled["project_build"]["run_dir"] == "hip"
     with open_work(workspace_for(run.pk)):  # the build's outputs live on the run's work volume
         assert (workspace_for(run.pk).hip_copy / "vecadd").is_file()  # where the Makefile puts it, in the build copy

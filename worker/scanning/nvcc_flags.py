@@ -14,12 +14,17 @@ from worker.scanning.model import RuleHit, make_hit
 
 # sm_80, sm_90a, sm_$(GPU_CC), compute_${arch}, compute_$(subst .,,${COMPUTE})
 _NUMBER = r"(?:\d+[af]?|\$\((?:[^()$]|\$[({][^(){}]*[)}])*\)|\$\{[^{}]*\}|\$\w+)"
-_CODE = r"(?:\[[\w,$(){} ]+\]|[\w$(){}]+(?:,[\w$(){}]+)*)"
+_CODE_ITEM = r"(?:\w|\$\([\w.-]*\)|\$\{[\w.-]*\})+"  # sm_80, sm_$(SM): references kept whole, never half a call
+_CODE = r"(?:\[[\w,$(){} ]+\]|" + _CODE_ITEM + r"(?:," + _CODE_ITEM + r")*)"
 _ARCH = re.compile(
     r"(?<![\w-])(?:-arch[= ]\s*|--gpu-architecture[= ]\s*|--cuda-gpu-arch=)(?:sm|compute|lto)_(" + _NUMBER + r")(?![\w}])"
     r"|(?<![\w-])(?:-gencode|--generate-code)[= ]\s*(?P<q>[\"']?)arch=compute_(" + _NUMBER + r"),code=" + _CODE
     + r"(?P=q)"
 )
+# -arch=$(ARCH), -arch ${GPU_ARCH}: the architecture comes through a variable (``ARCH = sm_60``)
+_ARCH_VARIABLE = re.compile(r"(?<![\w-])(?:-arch[= ]\s*|--gpu-architecture[= ]\s*)\$(?:\((\w+)\)|\{(\w+)\})(?![\w}])")
+_GPU_ARCH_VALUE = re.compile(r"^\s*(?:sm|compute|lto)_\w+\s*$")
+_ASSIGNMENT = re.compile(r"^\s*(?:override\s+|export\s+)?(\w+)\s*(?:[:?+]|::)?=\s*(.*?)\s*(?:#.*)?$", re.MULTILINE)
 _CODE_FLAG = re.compile(r"(?<![\w-])(?:-code|--gpu-code)=" + _CODE)
 _SPLIT_GENCODE_VALUE = re.compile(r"^arch=compute_(" + _NUMBER + r"),code=" + _CODE + r"$")
 _THREADS = re.compile(r"(?<![\w-])(?:--threads[= ]\s*|-t=|-t\s+(?=\d))\d+(?![\w.-])")
@@ -30,7 +35,10 @@ _DROPPED = re.compile(
     r"|--resource-usage|-rdc=false|--relocatable-device-code=false)(?![\w-])"
 )
 _CUDA_STEP = re.compile(r"(?<![\w-])--?cuda(?![\w-])(?=.*\.cu\b)")  # nvcc -cuda x.cu: only on a line compiling .cu
-_WITH_VALUE = r"(?:=|\s+)(?:\"[^\"]*\"|'[^']*'|[^\s\"'>)]+)"
+# A flag's value: quoted, or a word that may hold make/CMake references with nested parentheses
+# (``$(maxregisters)``, ``$(call f,$(x))``, ``${N}``), taken whole so no closing parenthesis is left behind.
+_REFERENCE_VALUE = r"\$\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\$\{[^{}]*\}"
+_WITH_VALUE = r"(?:=|\s+)(?:\"[^\"]*\"|'[^']*'|(?:" + _REFERENCE_VALUE + r"|[^\s\"'>()$])+)"
 _DROPPED_WITH_VALUE = re.compile(r"(?<![\w-])(?:-Xptxas|--ptxas-options|-maxrregcount|--maxrregcount|-ccbin"
                                  r"|--compiler-bindir)" + _WITH_VALUE)
 _XCOMPILER = re.compile(r"(?<![\w-])(?:-Xcompiler|--compiler-options)(?:=|\s+)(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>)]+))")
@@ -79,6 +87,28 @@ def _arch_hits(line: str, archs: Sequence[str], loop_vars: frozenset[str]) -> li
     hits += [make_hit(m, "nvidia-arch-flag", "error", "nvcc's -code list has no HIP meaning; --offload-arch names "
                       "the targets.", notebook_slug="no-binary-for-gpu", replacement="")
              for m in _CODE_FLAG.finditer(line) if not _inside(m, _ARCH, line)]
+    return hits
+
+
+def arch_variables(text: str) -> dict[str, bool]:
+    """Variables a Makefile assigns, each with whether every value given to it is a GPU architecture
+    (``ARCH = sm_60``): ``-arch=$(ARCH)`` is converted where the variable holds one, or is not assigned in
+    this file (an included fragment or the command line sets it), and left alone where it holds anything else."""
+    found: dict[str, bool] = {}
+    for match in _ASSIGNMENT.finditer(text):
+        found[match.group(1)] = found.get(match.group(1), True) and bool(_GPU_ARCH_VALUE.match(match.group(2)))
+    return found
+
+
+def variable_arch_hits(line: str, archs: Sequence[str], variables: dict[str, bool]) -> list[RuleHit]:
+    """``-arch=$(ARCH)`` where ARCH names an NVIDIA architecture: the run's offload targets instead."""
+    hits = []
+    for m in _ARCH_VARIABLE.finditer(line):
+        if variables.get(m.group(1) or m.group(2), True):
+            hits.append(make_hit(m, "nvidia-arch-flag", "error", f"NVIDIA GPU architecture flag through the variable "
+                                 f"{m.group(1) or m.group(2)}; AMD targets are chosen with --offload-arch (the "
+                                 "project's offload_archs).", notebook_slug="no-binary-for-gpu",
+                                 replacement=offload_flags(archs)))
     return hits
 
 

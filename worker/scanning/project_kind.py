@@ -22,6 +22,10 @@ from worker.scanning.files import MAX_FILE_BYTES, TreeFile, read_text, walk_tree
 ProjectKindName = Literal["cuda-cpp", "pytorch-extension", "python-app", "mixed", "other"]
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
+HOST_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")
+# C/C++ sources calling the CUDA runtime, driver or libraries (a cuSOLVER sample is all .cpp): CUDA code too
+_CUDA_HOST_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"](?:cuda|cuda_runtime|cuda_runtime_api|cublas\w*|cusolver\w*"
+                                r"|curand\w*|cufft\w*|cusparse\w*|nvrtc|nvml|npp\w*|cudnn\w*)\.h[>\"]", re.MULTILINE)
 _BUILD_FILES = frozenset({"CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py", "pyproject.toml"})
 _EXTENSION_NAMES = frozenset({"CUDAExtension", "BuildExtension", "CppExtension", "load", "load_inline"})
 _CMAKE_TORCH = re.compile(r"find_package\s*\(\s*Torch\b", re.IGNORECASE)
@@ -97,6 +101,11 @@ def _note(tree_file: TreeFile, evidence: _Evidence) -> None:
         return
     if tree_file.size > MAX_FILE_BYTES:
         return
+    if rel.endswith(HOST_SOURCE_SUFFIXES):
+        text = read_text(tree_file)
+        if text is not None and _CUDA_HOST_INCLUDE.search(text):
+            evidence.cuda_files.append(rel)
+        return
     if name.endswith(".py") or name in ("CMakeLists.txt", "pyproject.toml"):
         text = read_text(tree_file)
         if text is None:
@@ -136,7 +145,8 @@ def classify(evidence: _Evidence) -> ProjectKind:
         return ProjectKind("pytorch-extension", f"PyTorch extension build: {evidence.markers[0]}",
                            **base)  # type: ignore[arg-type]
     if evidence.cuda_files:
-        return ProjectKind("cuda-cpp", f"{len(evidence.cuda_files)} CUDA source files",
+        return ProjectKind("cuda-cpp", f"{len(evidence.cuda_files)} CUDA source files (CUDA C++, or C/C++ calling "
+                           "CUDA's runtime or libraries)",
                            **base)  # type: ignore[arg-type]
     if evidence.torch_files:
         return ProjectKind("python-app", f"Python application on PyTorch ({len(evidence.torch_files)} files import "

@@ -11,11 +11,15 @@ from collections.abc import Sequence
 
 from worker.scanning.libraries import LINK_LIBRARY_MAP
 from worker.scanning.model import DEFAULT_OFFLOAD_ARCHS, RuleHit, make_hit
-from worker.scanning.nvcc_flags import nvcc_flag_hits
+from worker.scanning.nvcc_flags import nvcc_flag_hits, offload_flags
 
 __all__ = ["compiler_hits", "library_hits", "make_hit", "runtime_env_hits", "dependency_hits", "command_line_hits"]
 
 _NVCC = re.compile(r"(?<![\w.$(-])nvcc(?![\w.-])")
+_NVCXX = re.compile(r"(?<![\w.$(/-])(?:/[\w.+-]+)*/?nvc\+\+(?![\w.+-])")  # NVIDIA's HPC compiler (nvc++ -stdpar=gpu)
+_STDPAR = re.compile(r"(?<![\w-])-stdpar(?:=(?:gpu|multicore))?(?![\w=-])")
+_NVHPC_GPU = re.compile(r"(?<![\w-])-gpu=[\w,.]+")
+HIPSTDPAR_FLAGS = "--hipstdpar --hipstdpar-path=/usr/include/thrust/system/hip/hipstdpar"
 # Only the toolkit root and its include/lib/bin dirs have ROCm counterparts (``targets/<triple>``,
 # ``samples``, ``lib64/stubs`` do not), so a longer path is reported but never rewritten.
 _CUDA_PATH = re.compile(r"(?:/usr/local|/opt)/cuda(?:-\d+(?:\.\d+)*)?(?:(/include|/bin)(?![\w.-])"
@@ -59,6 +63,16 @@ def compiler_hits(line: str, archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS, famil
     hits = [make_hit(m, "nvcc", "error", "nvcc is NVIDIA's compiler; hipcc compiles HIP for AMD GPUs "
                  "(export HIP_PLATFORM=amd where nvcc is also installed).",
                  replacement="hipcc", notebook_slug="hipcc-nvidia-platform") for m in _NVCC.finditer(line)]
+    hits += [make_hit(m, "nvcc", "error", "nvc++ is NVIDIA's HPC compiler; hipcc compiles the same C++ for AMD GPUs "
+                      "(standard parallelism with --hipstdpar).", replacement="hipcc",
+                      notebook_slug="hipcc-nvidia-platform") for m in _NVCXX.finditer(line)]
+    hits += [make_hit(m, "nvcc-only-flag", "error", "nvc++ -stdpar offloads the C++ standard algorithms; "
+                      "hipcc does it with --hipstdpar (rocThrust's hipstdpar headers).",
+                      replacement=HIPSTDPAR_FLAGS) for m in _STDPAR.finditer(line)]
+    if _NVCXX.search(line):
+        hits += [make_hit(m, "nvcc-only-flag", "error", "nvc++'s -gpu= names NVIDIA targets and options; the run's "
+                          "offload targets replace it.", replacement=offload_flags(archs))
+                 for m in _NVHPC_GPU.finditer(line)]
     return hits + nvcc_flag_hits(line, archs, family, loop_vars)
 
 

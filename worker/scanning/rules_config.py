@@ -9,6 +9,7 @@ import re
 import yaml
 
 from worker.scanning.model import Family, Finding, RuleHit, ScanContext, to_finding
+from worker.scanning.nvcc_flags import arch_variables, variable_arch_hits
 from worker.scanning.rules_commands import (
     HIP_PLATFORM_DEFINE,
     command_line_hits,
@@ -36,8 +37,10 @@ def scan_commands(rel: str, text: str, family: Family, ctx: ScanContext | None =
     findings: list[Finding] = []
     c_by_nvcc = family == "make" and bool(_C_RULE_BY_NVCC.search(text))
     host_cc = family == "make" and (ctx or ScanContext()).builds_cuda_host_code(rel)
+    variables = arch_variables(text) if family == "make" else None
     for number, line in enumerate(text.splitlines(), start=1):
         hits = command_line_hits(line, archs, family, host_cc) + renamed_source_hits(rel, line, ctx or ScanContext())
+        hits += variable_arch_hits(line, archs, variables) if variables is not None and line.strip()[:1] != "#" else []
         hits += nvidia_image_hits(line) if family in ("shell", "make") else []
         findings += [to_finding(h, rel, number, family) for h in hits]
         if c_by_nvcc and (m := _NVCC_ASSIGNMENT.match(line)) and HIP_PLATFORM_DEFINE not in line:

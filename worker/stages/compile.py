@@ -24,10 +24,11 @@ from worker.context import StageContext, StageResult
 from worker.payloads import BuildUnitData, CompileData, ProjectBuildData
 from worker.stages.extension_project import run_extension_project
 from worker.stages.kind_gate import extension_build_kind, kind_gate
-from worker.toolchain.build_mode import choose_build_mode
-from worker.toolchain.compile import FileResult, compile_tree
+from worker.toolchain.build_mode import ModeChoice, choose_build_mode
+from worker.toolchain.compile import C_DIALECT, FileResult, compile_tree
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.linemap import TreeLineMap
+from worker.toolchain.make_build import C_DIALECT_TOOLS
 from worker.toolchain.project_build import run_project_build
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import Sandbox, SandboxUnavailable
@@ -64,7 +65,7 @@ def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> 
     choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
     ctx.log(f"{choice.reason}\n")
     with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
-        sandbox = run_sandbox(select_root(toolchain.name), ctx.workspace, work)
+        sandbox = run_sandbox(select_root(toolchain.name), ctx.workspace, work, tools={"cdialect": C_DIALECT_TOOLS})
         try:
             remove(sandbox, HIP_COPY, BUILD)  # a redelivered compile starts clean
             if choice.mode == "project":
@@ -73,7 +74,7 @@ def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> 
         except (WorkError, SandboxUnavailable) as exc:
             return StageResult.failed(str(exc), **CompileData(toolchain=toolchain.to_dict()))
         if choice.mode == "project":
-            return _project_build(ctx, sandbox, line_map, toolchain.to_dict(), choice.reason)
+            return _project_build(ctx, sandbox, line_map, toolchain.to_dict(), choice)
         report = compile_tree(
             ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.cache_dir, toolchain,
             original_tree=ctx.workspace.source, on_file=lambda result, done, total: _log_file(ctx, result, done, total),
@@ -83,15 +84,16 @@ def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> 
     if report.error:
         return StageResult.failed(report.error, **CompileData(toolchain=toolchain.to_dict()))
     payload = CompileData(**compile_payload(report, line_map), toolchain=toolchain.to_dict(), mode_reason=choice.reason,
-                          build_units=[_unit_data(u) for u in choice.units])
+                          build_units=[_unit_data(u) for u in choice.units], c_std=C_DIALECT)
     store_compile_record(ctx.workspace.records, payload)
     failed = [f for f in report.files if f.status != "passed"]
     counts = f"{len(report.files)} files, {report.cache_hits} cached, {len(failed)} failed"
     if not report.files:
         return StageResult.failed("No translation units found in the translated tree.", **payload)
+    how = " (built file by file, not with the project's build)" if choice.reason.startswith("build_mode auto") else ""
     if failed:
-        return StageResult.failed(f"Compile failed: {counts}.", **payload)
-    return StageResult.passed(f"Compiled {counts}.", **payload)
+        return StageResult.failed(f"Compile failed: {counts}{how}.", **payload)
+    return StageResult.passed(f"Compiled {counts}{how}.", **payload)
 
 
 def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> None:
@@ -109,26 +111,35 @@ def _unit_data(unit: BuildUnit) -> BuildUnitData:
 
 
 def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, toolchain: dict[str, object],
-                   reason: str) -> StageResult:
+                   choice: ModeChoice) -> StageResult:
+    reason = choice.reason
     report = run_project_build(ctx.workspace.work, ctx.workspace.hip_copy, ctx.workspace.build, ctx.settings, ctx.log,
-                               should_stop=ctx.is_cancelled, sandbox=sandbox, read_tree=ctx.workspace.hip)
+                               should_stop=ctx.is_cancelled, sandbox=sandbox, read_tree=ctx.workspace.hip,
+                               make_folders=choice.make_folders)
     ctx.check_cancelled()
     diagnostics = [diagnostic_data("", d, line_map) for d in report.diagnostics]
     build = ProjectBuildData(
         system=report.system, steps=report.steps, ok=report.ok, error=report.error, violations=report.violations,
         sandbox=report.mechanism, link_problems=[p.to_dict() for p in report.link_problems],
-        duration_s=round(report.duration_s, 3), run_dir=report.run_dir)
+        duration_s=round(report.duration_s, 3), run_dir=report.run_dir, units=report.units)
+    if report.system == "make":
+        build["c_std"] = C_DIALECT
     payload = CompileData(
         toolchain=toolchain, mode="project", files=[], diagnostics=diagnostics, summary=summary_by_file(diagnostics),
         cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason)
     if report.cmake is not None:
         payload["cmake_build"] = report.cmake.to_data()
+    if report.system == "make":
+        payload["c_std"] = C_DIALECT
     store_compile_record(ctx.workspace.records, payload)
     if report.cmake is not None and report.cmake.nothing_built:
         return StageResult.failed(f"Nothing built: {report.cmake.nothing_built}", **payload)
     if not report.ok:
         return StageResult.failed(f"Project build failed: {report.error}", **payload)
-    return StageResult.passed(f"Project build ({report.system}) succeeded.", **payload)
+    built = sum(len(unit.get("built", [])) for unit in report.units)  # type: ignore[arg-type,misc]
+    units = f", {len(report.units)} build folders" if len(report.units) > 1 else ""
+    made = f": {built} file(s) built{units}" if report.system == "make" else ""
+    return StageResult.passed(f"Project build ({report.system}) succeeded{made}.", **payload)
 
 
 def _renames(ctx: StageContext) -> dict[str, str]:

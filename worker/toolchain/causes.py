@@ -230,7 +230,10 @@ def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = (
             cause = replace(cause, names=_cuda_names(file_errors))
         causes.append(cause)
     build = data.get("project_build")
-    if isinstance(build, Mapping) and build.get("ok") is False:
+    units = [u for u in (build.get("units") or ()) if isinstance(u, Mapping)] if isinstance(build, Mapping) else []
+    unit_causes = [_unit_cause(u) for u in units if not u.get("ok") and u.get("cause") in _UNIT_CAUSES]
+    causes += unit_causes
+    if isinstance(build, Mapping) and build.get("ok") is False and (errors or not unit_causes):
         covered = {str(f.get("original_path") or f.get("path")) for f in data.get("files") or () if isinstance(f, Mapping)}
         causes += _project_build_causes(build, [e for items in errors.values() for e in items], covered, tc)
     return causes
@@ -260,6 +263,20 @@ def _project_build_causes(build: Mapping[str, Any], errors: Sequence[Mapping[str
         return [classify_message(message, "(build)", tc) or Cause("project_code", "cxx-error",
                                                                  "the project build failed", "(build)", message)]
     return found
+
+
+# A Makefile unit that failed without a compiler error (make_build.py sets ``cause``): the build's own setup.
+_UNIT_CAUSES = {
+    "make-unreadable": "make cannot read the converted Makefile (or a file it includes)",
+    "nothing-built": "the build exited 0 but made nothing",
+    "wrong-gpu": "the build made code for other GPUs than the project's offload targets",
+}
+
+
+def _unit_cause(unit: Mapping[str, Any]) -> Cause:
+    kind = str(unit.get("cause"))
+    makefiles = unit.get("makefiles") or [f"{unit.get('folder')}/Makefile"]
+    return Cause("build_configuration", f"make:{kind}", _UNIT_CAUSES[kind], str(makefiles[0]), str(unit.get("error")))
 
 
 def _cuda_names(errors: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:

@@ -40,6 +40,9 @@ from worker.toolchain.sources import (
 from worker.toolchain.work import TRANSLATED_MOUNT, WorkError, make_dirs, step
 
 FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled"]
+C_DIALECT = "gnu17"  # C sources without -std: the GNU dialect of C17 (the toolchain's compilers default to C23)
+# ...with the warnings, not errors, that compilers before clang 16 and GCC 14 gave old C code
+_LENIENT_C = ("-Wno-error=implicit-function-declaration", "-Wno-error=implicit-int", "-Wno-error=int-conversion")
 COMPILED_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".c")
 
 
@@ -161,10 +164,12 @@ def workspace_sandbox(toolchain: Toolchain, hip_tree: Path, build_dir: Path) -> 
 
 
 def language_flags(base_flags: list[str], unit: str) -> list[str]:
-    """C sources are compiled as C (HIP's platform defined for any HIP header they include); the rest as HIP."""
+    """C sources are compiled as C (HIP's platform defined for any HIP header they include; gnu17 where the
+    build files name no C standard); the rest as HIP."""
     if Path(unit).suffix.lower() == ".c":
         kept = [f for f in base_flags if not f.startswith(("-std=c++", "-std=gnu++", "--offload-arch="))]
-        return [*kept, "-D__HIP_PLATFORM_AMD__", "-x", "c"]
+        dialect = [] if any(f.startswith("-std=") for f in kept) else [f"-std={C_DIALECT}", *_LENIENT_C]
+        return [*kept, *dialect, "-D__HIP_PLATFORM_AMD__", "-x", "c"]
     return [*base_flags, "-x", "hip"]
 
 

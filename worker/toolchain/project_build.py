@@ -7,7 +7,8 @@ never from the copy a build may have changed. CMake is configured with the root'
 (CMake's HIP language), ``hipcc`` as the C++ compiler, the project's targets as HIP architectures and
 ``gnu17`` for C without a standard of its own, then checked and its outputs inspected against CMake's own
 model of the targets (``cmake_build.py``: File API, keep-going, "nothing built");
-Make gets ``CXX=hipcc HIPCC=hipcc NVCC=hipcc`` overrides; ``settings.build_command`` runs through
+Makefiles are built one folder at a time as ``make_build.py`` says (make's own data base read first,
+``make -k``, what was built checked); ``settings.build_command`` runs through
 ``sh -c`` inside the sandbox, in the translated tree. Compiler diagnostics and link problems are
 parsed from the combined output.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from worker.toolchain.diagnostics import (
 )
 from worker.toolchain.link_owners import locate_definitions
 from worker.toolchain.log_families import as_diagnostics, parse_log
+from worker.toolchain.make_build import build_make_units, make_commands
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import MOUNT, Mechanism, Sandbox, SandboxLimits, SandboxUnavailable
 from worker.toolchain.work import WorkError
@@ -67,11 +69,12 @@ class ProjectBuildReport:
     duration_s: float = 0.0
     run_dir: str = ""  # workspace-relative folder its outputs land in (smoke commands run there)
     cmake: CMakeOutcome | None = None  # CMake's model of the build and what it left (CMake builds)
+    units: list[dict[str, object]] = field(default_factory=list)  # make: one result per build folder
 
 
 def plan_build(
     hip_tree: Path, build_dir: Path, settings: ProjectSettings, toolchain: Toolchain, workspace: Path,
-    read_tree: Path | None = None,
+    read_tree: Path | None = None, folders: Sequence[str] = (),
 ) -> tuple[str, list[BuildStep]]:
     """The steps of the project's own build, with paths as the sandbox sees them; the build files are
     looked for in ``read_tree`` (default ``hip_tree``)."""
@@ -88,11 +91,11 @@ def plan_build(
             configure.append(f"-DCMAKE_CXX_STANDARD={settings.cxx_std.split('++')[-1]}")
         return "cmake", [BuildStep("configure", configure, source),
                          BuildStep("build", ["cmake", "--build", build, "-j", jobs], source)]
-    if any((hip_tree / name).is_file() for name in ("Makefile", "makefile", "GNUmakefile")):
+    if folders or any((hip_tree / name).is_file() for name in ("Makefile", "makefile", "GNUmakefile")):
         # The hipify stage converted the Makefiles (compilers, flags, paths): they run as they are now;
         # overriding CXX/NVCC here would drop what the conversion put on those variables.
-        arch_flags = " ".join(f"--offload-arch={arch}" for arch in settings.offload_archs)
-        return "make", [BuildStep("build", ["make", "-j", jobs, "HIPCC=hipcc", f"HIPFLAGS={arch_flags}"], source)]
+        return "make", [BuildStep(f"make {folder}", make_commands(folder, int(jobs))[1], source)
+                        for folder in (folders or ["."])]
     return "", []
 
 
@@ -105,7 +108,7 @@ def run_project_build(
     workspace_root: Path, hip_tree: Path, build_dir: Path, settings: ProjectSettings,
     on_line: Callable[[str], None] | None = None, toolchain: Toolchain | None = None,
     should_stop: Callable[[], bool] = lambda: False, *, sandbox: Sandbox | None = None,
-    read_tree: Path | None = None,
+    read_tree: Path | None = None, make_folders: Sequence[str] = (),
 ) -> ProjectBuildReport:
     """Run the build steps in the sandbox (``sandbox``, else one over ``workspace_root``), within
     ``settings.build_timeout_s`` in total. ``hip_tree`` and ``build_dir`` lie in the sandbox's workspace;
@@ -113,7 +116,7 @@ def run_project_build(
     toolchain = toolchain or detect_toolchain(settings.toolchain)
     if not toolchain.available:
         return ProjectBuildReport("", error=toolchain.error or "the toolchain root has no hipcc")
-    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root, read_tree)
+    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root, read_tree, make_folders)
     report = ProjectBuildReport(system, run_dir="build" if system == "cmake" else "hip")
     if not steps:
         report.error = "no CMakeLists.txt or Makefile in the translated tree and no build_command set"
@@ -129,6 +132,11 @@ def run_project_build(
         return report
     started = time.monotonic()
     outputs: list[str] = []
+    if system == "make":
+        _make_build(report, sandbox, [step.name.removeprefix("make ") for step in steps], settings, on_line,
+                    should_stop, started + settings.build_timeout_s, os.path.dirname(toolchain.clang))
+        outputs.append(report.output)
+        steps = []
     for step in steps:
         remaining = settings.build_timeout_s - (time.monotonic() - started)
         limits = SandboxLimits(timeout_s=max(remaining, 1.0), memory_mb=settings.build_memory_mb)
@@ -188,3 +196,25 @@ def _read_cmake_model(outcome: CMakeOutcome, workspace: Path, build_dir: Path, t
     if outcome.problems:
         return "build configuration: " + "; ".join(outcome.problems[:6])
     return ""
+
+
+def _make_build(report: ProjectBuildReport, sandbox: Sandbox, folders: list[str], settings: ProjectSettings,
+                on_line: Callable[[str], None] | None, should_stop: Callable[[], bool], deadline: float,
+                llvm_bin: str) -> None:
+    """Each build folder as its own unit; the build passes when every unit built something for the run's
+    targets and none failed."""
+    results = build_make_units(sandbox, folders, settings, on_line, should_stop, deadline, llvm_bin)
+    report.units = [unit.to_dict() for unit in results]
+    report.mechanism = "bwrap"
+    report.output = "".join(unit.output for unit in results)
+    report.steps = [{"name": f"make {u.folder}", "command": make_commands(u.folder, os.cpu_count() or 1)[1],
+                     "cwd": u.folder, "returncode": u.returncode, "duration_s": round(u.duration_s, 3)}
+                    for u in results]
+    failed = [unit for unit in results if not unit.ok]
+    if len(results) == 1 and failed:
+        report.error = failed[0].error
+    elif failed:
+        report.error = (f"{len(failed)} of {len(results)} build folders failed: "
+                        + "; ".join(unit.error for unit in failed[:3]) + (" ..." if len(failed) > 3 else ""))
+    elif not results:
+        report.error = "cancelled before any build folder ran"

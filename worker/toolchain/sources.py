@@ -36,7 +36,8 @@ _STD_FLAG = re.compile(r"-std=((?:c|gnu)\+\+\d+)")
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules"}
 _WINDOWS_DIRS = {"win", "win32", "win64", "windows", "msvc", "vs", "vc", "visualstudio"}
 _WINDOWS_HEADERS = {"windows.h", "direct.h", "io.h", "conio.h", "winsock2.h", "ws2tcpip.h", "tchar.h", "process.h",
-                    "shlwapi.h", "intrin.h", "windef.h", "winbase.h"}
+                    "shlwapi.h", "intrin.h", "windef.h", "winbase.h", "d3d9.h", "d3d10.h", "d3d11.h", "d3d12.h",
+                    "dxgi.h", "d3dx9.h", "d3dx11.h", "d3dcompiler.h"}
 # Headers the system provides: an angle include of one of these never resolves into the project.
 SYSTEM_HEADERS = frozenset(
     "assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h math.h setjmp.h "
@@ -110,9 +111,24 @@ class SourceTree:
 def scan_tree(root: Path, exclude_globs: tuple[str, ...] = (), extra_include_dirs: tuple[str, ...] = ()) -> SourceTree:
     files = _list_files(root, exclude_globs)
     tree = SourceTree(root=root, files=files, translation_units=[], include_dirs=[])
-    tree.translation_units = [f for f in files if _is_translation_unit(tree, f)]
     tree.include_dirs = list(dict.fromkeys([*extra_include_dirs, *_discover_include_dirs(tree)]))
+    included = included_sources(tree)
+    tree.translation_units = [f for f in files if f not in included and _is_translation_unit(tree, f)]
     return tree
+
+
+def included_sources(tree: SourceTree) -> set[str]:
+    """Sources another file ``#include``s (a kernel ``.cu`` pulled into its host file): compiled there, never
+    on their own, where the including file's types and macros are missing."""
+    found: set[str] = set()
+    for relative in tree.files:
+        if Path(relative).suffix.lower() not in HEADER_SUFFIXES + SOURCE_SUFFIXES:
+            continue
+        for kind, name in tree.includes(relative):
+            target = tree.resolve(relative, name, kind)
+            if target and target != relative and Path(target).suffix.lower() in SOURCE_SUFFIXES:
+                found.add(target)
+    return found
 
 
 def _list_files(root: Path, exclude_globs: tuple[str, ...]) -> list[str]:
@@ -139,7 +155,7 @@ def is_windows_only(relative: str, text: str) -> bool:
     """A source in a Windows folder (``win/``, ``msvc/``), or one that includes a Windows header
     outside any ``#if`` (a guarded ``#ifdef _WIN32`` include is fine)."""
     parts = [part.lower() for part in Path(relative).parts]
-    if any(part in _WINDOWS_DIRS for part in parts[:-1]) or re.search(r"[_-]win(?:32|64|dows)?\.", parts[-1]):
+    if any(part in _WINDOWS_DIRS for part in parts[:-1]) or re.search(r"[_-](?:win(?:32|64|dows)?|d3d\d*|dx\d+)\.", parts[-1]):
         return True
     for include in _WINDOWS_INCLUDE.finditer(text):
         depth = 0
