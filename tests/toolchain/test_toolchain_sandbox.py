@@ -44,7 +44,7 @@ def test_commands_run_over_the_toolchain_root_as_an_unprivileged_user(box: Sandb
     assert result.ok, result.process.output
     lines = result.process.output.splitlines()
     assert lines[0] == str(box.uid) and int(lines[0]) in uid_range()
-    assert "HIP version: 6.4" in result.process.output and lines[-1] == "/workspace"
+    assert f"HIP version: {box.root.short_version}" in result.process.output and lines[-1] == "/workspace"
 
 
 def test_nothing_of_the_host_is_visible(box: Sandbox, tmp_path: Path) -> None:

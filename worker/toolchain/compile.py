@@ -37,6 +37,7 @@ from worker.toolchain.sources import (
     detect_cxx_std,
     scan_tree,
 )
+from worker.toolchain.version_defines import VersionDefine, version_defines
 from worker.toolchain.work import TRANSLATED_MOUNT, WorkError, make_dirs, step
 
 FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled"]
@@ -73,6 +74,8 @@ class CompileReport:
     cache_misses: int
     duration_s: float
     error: str = ""  # set when nothing could be compiled at all (no hipcc, no tree)
+    defines: tuple[VersionDefine, ...] = ()  # what this HIP version needed (version_defines.py)
+    offload_archs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -130,7 +133,8 @@ def compile_tree(
         sandbox = workspace_sandbox(toolchain, hip_tree, build_dir)
     tree = scan_tree(hip_tree, settings.exclude_globs, settings.include_dirs)
     cxx_std = settings.cxx_std or detect_cxx_std(*(p for p in (original_tree, hip_tree) if p))
-    plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs), toolchain,
+    defines = version_defines(toolchain.hipcc_version, settings.defines)
+    plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs, defines), toolchain,
                  ObjectCache(cache_dir), settings.compile_timeout_s, should_stop, sandbox, unit_flags(tree, units))
     sources = sorted(plan.file_flags) if units else tree.translation_units
     try:
@@ -139,7 +143,8 @@ def compile_tree(
         return CompileReport([], cxx_std, tree.include_dirs, 0, 0, time.monotonic() - started, error=str(exc))
     hits = sum(1 for r in results if r.cached)
     misses = sum(1 for r in results if not r.cached and r.status != "cancelled")
-    return CompileReport(results, cxx_std, tree.include_dirs, hits, misses, time.monotonic() - started)
+    return CompileReport(results, cxx_std, tree.include_dirs, hits, misses, time.monotonic() - started,
+                         defines=defines, offload_archs=settings.offload_archs)
 
 
 def unit_flags(tree: SourceTree, units: Sequence[BuildUnit]) -> dict[str, list[str]]:
@@ -173,13 +178,16 @@ def argument_path(relative: str) -> str:
     return relative if not relative.startswith("-") else f"./{relative}"
 
 
-def compile_flags(settings: ProjectSettings, cxx_std: str, include_dirs: list[str]) -> list[str]:
-    """Flags shared by every TU; paths are tree-relative so objects and cache keys are relocatable."""
+def compile_flags(settings: ProjectSettings, cxx_std: str, include_dirs: list[str],
+                  defines: Sequence[VersionDefine] = ()) -> list[str]:
+    """Flags shared by every TU; paths are tree-relative so objects and cache keys are relocatable.
+    ``defines``: what the toolchain's HIP version needs (``version_defines``)."""
     # -fPIC: objects also go into shared libraries; -fno-crash-diagnostics: no reproducers left in /tmp
     flags = ["-c", f"-std={cxx_std}", "-O3", "-fPIC", "-fno-color-diagnostics", "-fno-crash-diagnostics"]
     flags += [f"--offload-arch={arch}" for arch in settings.offload_archs]
     flags += [f"-I{d}" for d in include_dirs]
     flags += [d if d.startswith("-D") else f"-D{d}" for d in settings.defines]
+    flags += [d.flag for d in defines]
     flags += list(settings.extra_flags)
     return flags
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from worker.toolchain.diagnostics import (
 )
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import MOUNT, Mechanism, Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.version_defines import VersionDefine, version_defines
 
 
 @dataclass
@@ -50,14 +51,16 @@ class ProjectBuildReport:
     error: str = ""
     duration_s: float = 0.0
     run_dir: str = ""  # workspace-relative folder its outputs land in (smoke commands run there)
+    defines: tuple[VersionDefine, ...] = ()  # what the toolchain's HIP version needed, given to every step
 
 
 def plan_build(
     hip_tree: Path, build_dir: Path, settings: ProjectSettings, toolchain: Toolchain, workspace: Path,
-    read_tree: Path | None = None,
+    read_tree: Path | None = None, defines: Sequence[VersionDefine] = (),
 ) -> tuple[str, list[BuildStep]]:
     """The steps of the project's own build, with paths as the sandbox sees them; the build files are
-    looked for in ``read_tree`` (default ``hip_tree``)."""
+    looked for in ``read_tree`` (default ``hip_tree``). ``defines`` go on CMake's HIP and C++ flags and
+    Make's ``HIPFLAGS`` (and, for any hipcc, ``define_environment``)."""
     jobs = str(os.cpu_count() or 1)
     source, build = _inside(workspace, hip_tree), _inside(workspace, build_dir)
     hip_tree = read_tree or hip_tree
@@ -68,6 +71,9 @@ def plan_build(
         configure = ["cmake", "-S", source, "-B", build, "-DCMAKE_CXX_COMPILER=hipcc",
                      f"-DCMAKE_HIP_COMPILER={toolchain.clang}", "-DCMAKE_HIP_PLATFORM=amd",
                      f"-DCMAKE_HIP_ARCHITECTURES={archs}", f"-DAMDGPU_TARGETS={archs}", f"-DGPU_TARGETS={archs}"]
+        if defines:
+            flags = " ".join(d.flag for d in defines)
+            configure += [f"-DCMAKE_HIP_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}"]
         if settings.cxx_std:
             configure.append(f"-DCMAKE_CXX_STANDARD={settings.cxx_std.split('++')[-1]}")
         return "cmake", [BuildStep("configure", configure, source),
@@ -75,9 +81,14 @@ def plan_build(
     if any((hip_tree / name).is_file() for name in ("Makefile", "makefile", "GNUmakefile")):
         # The hipify stage converted the Makefiles (compilers, flags, paths): they run as they are now;
         # overriding CXX/NVCC here would drop what the conversion put on those variables.
-        arch_flags = " ".join(f"--offload-arch={arch}" for arch in settings.offload_archs)
+        arch_flags = " ".join([*(f"--offload-arch={arch}" for arch in settings.offload_archs), *(d.flag for d in defines)])
         return "make", [BuildStep("build", ["make", "-j", jobs, "HIPCC=hipcc", f"HIPFLAGS={arch_flags}"], source)]
     return "", []
+
+
+def define_environment(defines: Sequence[VersionDefine]) -> dict[str, str]:
+    """hipcc appends ``HIPCC_COMPILE_FLAGS_APPEND`` to every compile, whatever flags a build file gives it."""
+    return {"HIPCC_COMPILE_FLAGS_APPEND": " ".join(d.flag for d in defines)} if defines else {}
 
 
 def _inside(workspace: Path, path: Path) -> str:
@@ -97,8 +108,9 @@ def run_project_build(
     toolchain = toolchain or detect_toolchain(settings.toolchain)
     if not toolchain.available:
         return ProjectBuildReport("", error=toolchain.error or "the toolchain root has no hipcc")
-    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root, read_tree)
-    report = ProjectBuildReport(system, run_dir="build" if system == "cmake" else "hip")
+    defines = version_defines(toolchain.hipcc_version, settings.defines)
+    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root, read_tree, defines)
+    report = ProjectBuildReport(system, run_dir="build" if system == "cmake" else "hip", defines=defines)
     if not steps:
         report.error = "no CMakeLists.txt or Makefile in the translated tree and no build_command set"
         return report
@@ -116,7 +128,8 @@ def run_project_build(
         if on_line is not None:
             on_line(f"$ {' '.join(step.command)}\n")
         try:
-            result = sandbox.run(step.command, step.cwd, limits, on_line=on_line, should_stop=should_stop)
+            result = sandbox.run(step.command, step.cwd, limits, env=define_environment(defines), on_line=on_line,
+                                 should_stop=should_stop)
         except SandboxUnavailable as exc:
             report.error = str(exc)
             break

@@ -41,6 +41,7 @@ ROCM_LIBRARIES: tuple[RocmLibrary, ...] = (
     RocmLibrary("rocPRIM", "rocprim/rocprim.hpp", "", "librocprim-dev", "rocprim-dev"),
     RocmLibrary("rocThrust", "thrust/system/hip/config.h", "", "librocthrust-dev", "rocthrust-dev"),
     RocmLibrary("roctracer/roctx", "roctracer/roctx.h", "roctx64", "", "roctracer-dev"),
+    RocmLibrary("hipTensor", "hiptensor/hiptensor.h", "hiptensor", "", "hiptensor-dev"),
 )
 
 _BY_NAME = {lib.name: lib for lib in ROCM_LIBRARIES}
@@ -59,6 +60,7 @@ CUDA_LIBRARY_REPLACEMENTS: dict[str, str] = {
     "cusolver": "hipSOLVER",
     "nccl": "RCCL",
     "nvToolsExt": "roctracer/roctx",
+    "cutensor": "hipTensor",
 }
 
 # Header directory prefixes in translated sources -> library to link.
@@ -67,6 +69,7 @@ _INCLUDE_PREFIX_TO_LIBRARY: dict[str, str] = {
     "hipfft": "hipFFT", "rocfft": "rocFFT", "rocrand": "rocRAND", "hiprand": "hipRAND",
     "hipsparse": "hipSPARSE", "rocsparse": "rocSPARSE", "hipsolver": "hipSOLVER",
     "rocsolver": "rocSOLVER", "rccl": "RCCL", "roctracer": "roctracer/roctx",
+    "hiptensor": "hipTensor",
 }
 
 
