@@ -40,6 +40,7 @@ from worker.toolchain.stage_data import (
     diagnostic_data,
     summary_by_file,
 )
+from worker.toolchain.version_defines import VersionDefine, describe_defines, version_defines
 from worker.toolchain.work import BUILD, HIP_COPY, WorkError, copy_translated, make_dirs, open_work, remove, run_sandbox
 
 
@@ -54,6 +55,9 @@ def run(ctx: StageContext) -> StageResult:
     ctx.log(f"toolchain {toolchain.name}: HIP {toolchain.hipcc_version}, clang {toolchain.clang_version}, "
             "in the sandbox over that toolchain root (the translated tree at /workspace/.translated, "
             "the build at /workspace/build, no network)\n")
+    defines = version_defines(toolchain.hipcc_version, ctx.settings.defines)
+    ctx.log(f"GPU targets: {', '.join(ctx.settings.offload_archs)} (one compiler invocation per translation unit, "
+            "a back end per target)\n" + describe_defines(defines))
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
     choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
     ctx.log(f"{choice.reason}\n")
@@ -67,7 +71,7 @@ def run(ctx: StageContext) -> StageResult:
         except (WorkError, SandboxUnavailable) as exc:
             return StageResult.failed(str(exc), **CompileData(toolchain=toolchain.to_dict()))
         if choice.mode == "project":
-            return _project_build(ctx, sandbox, line_map, toolchain.to_dict(), choice.reason)
+            return _project_build(ctx, sandbox, line_map, toolchain.to_dict(), choice.reason, defines)
         report = compile_tree(
             ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.cache_dir, toolchain,
             original_tree=ctx.workspace.source, on_file=lambda result, done, total: _log_file(ctx, result, done, total),
@@ -84,7 +88,8 @@ def run(ctx: StageContext) -> StageResult:
     if not report.files:
         return StageResult.failed("No translation units found in the translated tree.", **payload)
     if failed:
-        return StageResult.failed(f"Compile failed: {counts}.", **payload)
+        on = f" (failing for {', '.join(payload['failed_targets'])})" if payload.get("failed_targets") else ""
+        return StageResult.failed(f"Compile failed: {counts}{on}.", **payload)
     return StageResult.passed(f"Compiled {counts}.", **payload)
 
 
@@ -93,6 +98,8 @@ def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> N
     ctx.log(f"[{done}/{total}] {result.path}: {result.status} ({origin})\n")
     if result.output.strip():
         ctx.log(result.output if result.output.endswith("\n") else result.output + "\n")
+    if result.status != "passed" and len(result.targets) > 1:
+        ctx.log(f"  per target: {', '.join(f'{t.arch} {t.status}' for t in result.targets)}\n")
     if result.status != "cancelled":  # a cancelled compile stops at the count it really reached
         ctx.progress(done, total)
 
@@ -103,7 +110,7 @@ def _unit_data(unit: BuildUnit) -> BuildUnitData:
 
 
 def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, toolchain: dict[str, object],
-                   reason: str) -> StageResult:
+                   reason: str, defines: tuple[VersionDefine, ...]) -> StageResult:
     report = run_project_build(ctx.workspace.work, ctx.workspace.hip_copy, ctx.workspace.build, ctx.settings, ctx.log,
                                should_stop=ctx.is_cancelled, sandbox=sandbox, read_tree=ctx.workspace.hip)
     ctx.check_cancelled()
@@ -114,7 +121,8 @@ def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, t
         duration_s=round(report.duration_s, 3), run_dir=report.run_dir)
     payload = CompileData(
         toolchain=toolchain, mode="project", files=[], diagnostics=diagnostics, summary=summary_by_file(diagnostics),
-        cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason)
+        cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason,
+        offload_archs=list(ctx.settings.offload_archs), hip_defines=[{**d.to_dict()} for d in defines])
     _store(ctx, payload)
     if not report.ok:
         return StageResult.failed(f"Project build failed: {report.error}", **payload)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -37,6 +38,17 @@ from worker.toolchain.sources import (
     detect_cxx_std,
     scan_tree,
 )
+from worker.toolchain.targets import (
+    MAX_PROBED_UNITS,
+    ProbeOutcome,
+    TargetResult,
+    TargetStatus,
+    probe_targets,
+    project_place,
+    single_target,
+    target_archs,
+    uniform,
+)
 from worker.toolchain.version_defines import VersionDefine, version_defines
 from worker.toolchain.work import TRANSLATED_MOUNT, WorkError, make_dirs, step
 
@@ -55,6 +67,7 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     output: str = ""
     command: list[str] = field(default_factory=list)
+    targets: tuple[TargetResult, ...] = ()  # per GPU target (targets.py)
 
     @property
     def errors(self) -> int:
@@ -100,6 +113,22 @@ class _Plan:
     should_stop: Callable[[], bool]
     sandbox: Sandbox
     file_flags: dict[str, list[str]] = field(default_factory=dict)  # per file, from its build targets
+    probes: _ProbeBudget = field(default_factory=lambda: _ProbeBudget(MAX_PROBED_UNITS))
+
+
+class _ProbeBudget:
+    """How many more failing units may be compiled again per target (shared by the compile threads)."""
+
+    def __init__(self, left: int) -> None:
+        self._left = left
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self._left <= 0:
+                return False
+            self._left -= 1
+            return True
 
 
 def compile_tree(
@@ -255,7 +284,8 @@ def _restore(plan: _Plan, keys: dict[str, str | None]) -> list[FileResult]:
         size = _object_size(plan, _object_path(plan, unit))
         if size:
             results.append(FileResult(unit, "passed", duration, str(_object_path(plan, unit)), size, True,
-                                      _diagnostics(plan, cached.output), cached.output))
+                                      _diagnostics(plan, cached.output), cached.output,
+                                      targets=uniform(_archs(plan, unit), "passed")))
     return results
 
 
@@ -309,12 +339,53 @@ def _compile_one(plan: _Plan, unit: str, key: str | None) -> FileResult:
     if done.violations and not process.timed_out:
         process.output += "".join(f"migrator: {v}\n" for v in done.violations)
     result = _file_result(plan, unit, process, output, command)
+    result.targets = _targets(plan, unit, result)
     if result.status == "passed" and key:
         try:
             plan.cache.put(key, plan.sandbox.workspace, _workspace_relative(plan, output), process.output)
         except ContainedFileError:
             pass  # not a regular file in the build folder after all: simply not cached
     return result
+
+
+def _archs(plan: _Plan, unit: str) -> list[str]:
+    return target_archs(language_flags(plan.base_flags, unit))  # none for C sources
+
+
+def _targets(plan: _Plan, unit: str, result: FileResult) -> tuple[TargetResult, ...]:
+    """Per target: all passed with the unit; a failing unit of several targets compiled again per target."""
+    archs = _archs(plan, unit)
+    if result.status == "passed":
+        return uniform(archs, "passed")
+    if len(archs) == 1:
+        first = _first_error(result.diagnostics)
+        status: TargetStatus = result.status
+        return (TargetResult(archs[0], status, *first, duration_s=result.duration_s),)
+    if result.status != "failed" or not plan.probes.take():
+        return uniform(archs, "unchecked")
+    return probe_targets(archs, lambda arch: _probe(plan, unit, arch))
+
+
+def _probe(plan: _Plan, unit: str, arch: str) -> ProbeOutcome:
+    """``unit`` compiled for ``arch`` alone, its object discarded."""
+    if plan.should_stop():
+        return ProbeOutcome("cancelled")
+    command = [plan.toolchain.clang, *language_flags(single_target(plan.base_flags, arch), unit),
+               *plan.file_flags.get(unit, []), argument_path(unit), "-o", "/dev/null"]
+    try:
+        done = plan.sandbox.run(command, plan.sandbox.inside(plan.tree.root), _limits(plan), should_stop=plan.should_stop)
+    except SandboxUnavailable:
+        return ProbeOutcome("unchecked")
+    process = done.process
+    status: TargetStatus = ("cancelled" if process.stopped else "timeout" if process.timed_out else
+                            "crashed" if process.crashed else "passed" if process.ok else "failed")
+    message, file, line = _first_error(_diagnostics(plan, process.output)) if status == "failed" else ("", "", 0)
+    return ProbeOutcome(status, message, file, line, process.duration_s)
+
+
+def _first_error(diagnostics: Sequence[Diagnostic]) -> tuple[str, str, int]:
+    first = next((d for d in diagnostics if d.is_error), None)
+    return (first.message, *project_place(first.file, first.line, first.notes)) if first else ("", "", 0)
 
 
 def _limits(plan: _Plan) -> SandboxLimits:
