@@ -74,7 +74,7 @@ def target_matrix(run_id: int, data: Item, hipify: Item) -> Matrix | None:
     if not archs or not files or not any(_items(f.get("targets")) for f in files):
         return None
     hazards = _hazard_index(hipify)
-    hipify_url = reverse("projects:stage-log", args=[run_id, "hipify"]) if hazards else ""
+    hipify_url = f"{reverse('projects:run', args=[run_id])}?stage=hipify" if hazards else ""
     passed = [0] * len(archs)
     rows: list[Row] = []
     failing = 0
