@@ -20,6 +20,7 @@ from migrator.accounts.models import Team
 from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Run
+from migrator.reports.build import build_report
 from tests.conftest import VADD_CU, make_tar_gz, sign_in_as_alice
 from tests.outcomes.real_toolchain import require_root
 from tests.toolchain.test_toolchain_targets import REDUCE_CU, WAVE32_HIP
@@ -95,3 +96,14 @@ def test_the_compile_page_shows_which_targets_each_file_fails_on(page: Page, liv
     finding = page.locator("tr.wavefront-hazard:target")
     finding.wait_for()
     assert "src/reduce.cu:7" in finding.inner_text() and "not applied" in finding.inner_text()
+
+    root = detect_toolchain()  # the report says what the compile ran with, enough to redo it
+    compiled = build_report(run)["compile"]
+    assert compiled["toolchain"] == {"name": root.name, "hip_version": root.hipcc_version, "clang_version": root.clang_version}
+    assert compiled["offload_archs"] == ["gfx90a", "gfx942", "gfx1100"]
+    assert compiled["failed_by_target"] == {"src/count.hip": ["gfx90a", "gfx942"], "src/reduce.cu": ["gfx90a", "gfx942", "gfx1100"]}
+    page.goto(f"{base}/runs/{run.pk}/report")
+    page.locator("summary", has_text="Compile:").click()  # the compile section, folded on the page
+    text = page.locator("main").inner_text()
+    assert f"Toolchain: {root.name} (HIP {root.hipcc_version}, clang {root.clang_version})" in text
+    assert "Targets: gfx90a, gfx942, gfx1100" in text and "Fails for: gfx90a, gfx942, gfx1100" in text
