@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -40,6 +39,7 @@ from worker.toolchain.sources import (
 )
 from worker.toolchain.targets import (
     MAX_PROBED_UNITS,
+    ProbeBudget,
     ProbeOutcome,
     TargetResult,
     TargetStatus,
@@ -113,22 +113,7 @@ class _Plan:
     should_stop: Callable[[], bool]
     sandbox: Sandbox
     file_flags: dict[str, list[str]] = field(default_factory=dict)  # per file, from its build targets
-    probes: _ProbeBudget = field(default_factory=lambda: _ProbeBudget(MAX_PROBED_UNITS))
-
-
-class _ProbeBudget:
-    """How many more failing units may be compiled again per target (shared by the compile threads)."""
-
-    def __init__(self, left: int) -> None:
-        self._left = left
-        self._lock = threading.Lock()
-
-    def take(self) -> bool:
-        with self._lock:
-            if self._left <= 0:
-                return False
-            self._left -= 1
-            return True
+    probes: ProbeBudget = field(default_factory=lambda: ProbeBudget(MAX_PROBED_UNITS))
 
 
 def compile_tree(

@@ -13,6 +13,7 @@ to the translation's wavefront finding at that place where there is one.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -52,6 +53,21 @@ class ProbeOutcome:
     file: str = ""
     line: int = 0
     duration_s: float = 0.0
+
+
+class ProbeBudget:
+    """How many more failing units may be compiled again per target (shared by the compile threads)."""
+
+    def __init__(self, left: int) -> None:
+        self._left = left
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self._left <= 0:
+                return False
+            self._left -= 1
+            return True
 
 
 def project_place(file: str, line: int, notes: Sequence[str]) -> tuple[str, int]:
