@@ -99,6 +99,7 @@ def test_the_compile_page_shows_which_targets_each_file_fails_on(page: Page, liv
 
     root = detect_toolchain()  # the report says what the compile ran with, enough to redo it
     compiled = build_report(run)["compile"]
+    assert isinstance(compiled, dict)
     assert compiled["toolchain"] == {"name": root.name, "hip_version": root.hipcc_version, "clang_version": root.clang_version}
     assert compiled["offload_archs"] == ["gfx90a", "gfx942", "gfx1100"]
     assert compiled["failed_by_target"] == {"src/count.hip": ["gfx90a", "gfx942"], "src/reduce.cu": ["gfx90a", "gfx942", "gfx1100"]}
