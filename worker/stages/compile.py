@@ -57,7 +57,7 @@ def run(ctx: StageContext) -> StageResult:
             "the build at /workspace/build, no network)\n")
     defines = version_defines(toolchain.hipcc_version, ctx.settings.defines)
     ctx.log(f"GPU targets: {', '.join(ctx.settings.offload_archs)} (one compiler invocation per translation unit, "
-            "a back end per target)\n" + describe_defines(defines))
+            "a device compile per target)\n" + describe_defines(defines))
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
     choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
     ctx.log(f"{choice.reason}\n")

@@ -1,7 +1,7 @@
 """Per-target results of a translation unit compiled for several GPU targets in one invocation.
 
-A unit is compiled once for every target of ``offload_archs`` (one ``--offload-arch=`` each: one front
-end, a back end per target). When that compile passes, it passed for every target at no extra cost;
+A unit is compiled once for every target of ``offload_archs`` (one invocation, one ``--offload-arch=``
+each; clang runs the host side once and the device side per target). When that compile passes, it passed for every target at no extra cost;
 when it fails, clang stops at the first target that fails, so the unit is compiled again for each
 target alone (``-o /dev/null``) to learn which targets fail and with what first error. Only failing
 units pay for this, and at most ``MAX_PROBED_UNITS`` of them per stage.
