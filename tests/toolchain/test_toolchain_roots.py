@@ -63,20 +63,19 @@ int main() {
   return roctxRangePop() >= 0 ? 0 : 1;
 }
 """
-CMAKE_RCCL = """cmake_minimum_required(VERSION 3.21)
-project(allreduce LANGUAGES CXX HIP)
+# One configure for both: a HIP-language target linking RCCL's package, a C++ one through hip::device.
+CMAKE_RCCL_AND_HIP = """cmake_minimum_required(VERSION 3.21)
+project(collectives LANGUAGES CXX HIP)
 find_package(hip REQUIRED)
 find_package(rccl REQUIRED)
 add_executable(allreduce allreduce.hip)
-set_source_files_properties(allreduce.hip PROPERTIES LANGUAGE HIP)
 target_link_libraries(allreduce PRIVATE hip::host roc::rccl)
-"""
-CMAKE_HIP = """cmake_minimum_required(VERSION 3.21)
-project(vecadd LANGUAGES CXX)
-find_package(hip REQUIRED)
 add_executable(vecadd vecadd.cpp)
-set_source_files_properties(vecadd.cpp PROPERTIES LANGUAGE CXX)
 target_link_libraries(vecadd PRIVATE hip::device)
+"""
+VECADD_CPP = """#include <hip/hip_runtime.h>
+__global__ void k(float* x) { x[0] = 1.0f; }
+int main() { k<<<1, 1>>>(nullptr); return 0; }
 """
 ONE_TARGET = ("gfx90a",)  # the library and CMake checks are not about targets
 
@@ -123,18 +122,12 @@ def test_rccl_and_roctx_programs_compile_and_link_in_the_72_root(tmp_path: Path)
 
 
 @pytest.mark.usefixtures("root_72")
-@pytest.mark.parametrize(("cmake", "source", "text", "program"), [
-    (CMAKE_RCCL, "allreduce.hip", ALLREDUCE_HIP, "allreduce"),
-    (CMAKE_HIP, "vecadd.cpp", "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = 1.0f; }\n"
-     "int main() { k<<<1, 1>>>(nullptr); return 0; }\n", "vecadd"),
-])
-def test_cmake_projects_finding_rccl_and_hip_configure_and_build(
-    cmake: str, source: str, text: str, program: str, tmp_path: Path
-) -> None:
+def test_a_cmake_project_finding_rccl_and_hip_configures_and_builds(tmp_path: Path) -> None:
     (tmp_path / "hip").mkdir()
-    (tmp_path / "hip" / "CMakeLists.txt").write_text(cmake)
-    (tmp_path / "hip" / source).write_text(text)
+    for name, text in {"CMakeLists.txt": CMAKE_RCCL_AND_HIP, "allreduce.hip": ALLREDUCE_HIP, "vecadd.cpp": VECADD_CPP}.items():
+        (tmp_path / "hip" / name).write_text(text)
     settings = ProjectSettings(toolchain="rocm-7.2", offload_archs=ONE_TARGET)
     report = run_project_build(tmp_path, tmp_path / "hip", tmp_path / "build", settings)
     assert report.ok, report.output[-2000:]
-    assert [s["name"] for s in report.steps] == ["configure", "build"] and (tmp_path / "build" / program).is_file()
+    assert [s["name"] for s in report.steps] == ["configure", "build"]
+    assert (tmp_path / "build" / "allreduce").is_file() and (tmp_path / "build" / "vecadd").is_file()

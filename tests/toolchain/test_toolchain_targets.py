@@ -42,15 +42,18 @@ MASK_FIX = "wavefront.full-mask-64"
 DEFAULT_ARCHS = ("gfx90a", "gfx942", "gfx1100")
 
 
-def build(root: Path, files: dict[str, str], disabled: frozenset[str] = frozenset()) -> tuple[CompileReport, TreeLineMap]:
-    """Translate ``files`` (CUDA ones; .hip as they are) and compile them with the default settings."""
+def build(root: Path, files: dict[str, str], disabled: frozenset[str] = frozenset(),
+          fixed: frozenset[str] = frozenset()) -> tuple[CompileReport, TreeLineMap]:
+    """Translate ``files`` (CUDA ones, those in ``fixed`` with every fix rule, the others without
+    ``disabled``; .hip as they are) and compile them with the default settings."""
     source, hip = root / "source", root / "hip"
     for name, text in files.items():
         for tree, content in ((source, text), (hip, text)):
             (tree / name).parent.mkdir(parents=True, exist_ok=True)
             (tree / name).write_text(content)
         if name.endswith(".cu"):
-            (hip / name).write_text(translate_source(text, name, TranslateOptions(disabled_rules=disabled)).text)
+            rules = frozenset() if name in fixed else disabled
+            (hip / name).write_text(translate_source(text, name, TranslateOptions(disabled_rules=rules)).text)
     settings = ProjectSettings()
     assert settings.offload_archs == DEFAULT_ARCHS
     report = compile_tree(hip, root / "build", settings, root / "cache", original_tree=source, jobs=2)
@@ -61,8 +64,8 @@ def build(root: Path, files: dict[str, str], disabled: frozenset[str] = frozense
 def mask_32(tmp_path_factory: pytest.TempPathFactory) -> tuple[CompileReport, TreeLineMap]:
     if hip_major_minor(detect_toolchain().hipcc_version) < (7, 0):
         pytest.skip("HIP 7 refuses 32-bit masks; the default root here is older")
-    return build(tmp_path_factory.mktemp("mask32"), {"reduce.cu": REDUCE_CU, "count.hip": WAVE32_HIP},
-                 frozenset({MASK_FIX}))
+    files = {"reduce.cu": REDUCE_CU, "count.hip": WAVE32_HIP, "fixed/reduce.cu": REDUCE_CU}
+    return build(tmp_path_factory.mktemp("targets"), files, frozenset({MASK_FIX}), fixed=frozenset({"fixed/reduce.cu"}))
 
 
 def test_a_32_bit_mask_fails_for_every_target_and_is_a_translation_cause(
@@ -91,10 +94,10 @@ def test_a_wave32_builtin_fails_on_the_wave64_targets_only(mask_32: tuple[Compil
     assert data["failed_targets"] == list(DEFAULT_ARCHS) and data["offload_archs"] == list(DEFAULT_ARCHS)
 
 
-def test_the_translated_64_bit_mask_passes_for_every_target(tmp_path: Path) -> None:
-    report, line_map = build(tmp_path, {"reduce.cu": REDUCE_CU})
+def test_the_translated_64_bit_mask_passes_for_every_target(mask_32: tuple[CompileReport, TreeLineMap]) -> None:
+    report, line_map = mask_32
     data = compile_payload(report, line_map)
-    assert report.ok, report.files[0].output
-    [reduce] = data["files"]
+    reduce = next(f for f in data["files"] if f["path"] == "fixed/reduce.cu")
+    assert reduce["status"] == "passed", next(r.output for r in report.files if r.path == "fixed/reduce.cu")
     assert [(t["arch"], t["status"]) for t in reduce["targets"]] == [(a, "passed") for a in DEFAULT_ARCHS]
-    assert data["failed_targets"] == []
+    assert "0xffffffffffffffffull" in (line_map.translated_root / "fixed/reduce.cu").read_text()
