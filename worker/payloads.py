@@ -165,6 +165,18 @@ class FileData(TypedDict):
     errors: int
     warnings: int
     command: list[str]  # the exact compiler command, include directories included
+    targets: list[TargetData]  # per GPU target of offload_archs, in that order
+
+
+class TargetData(TypedDict):
+    """One translation unit on one GPU target (``worker/toolchain/targets.py``)."""
+
+    arch: str
+    status: str  # passed, failed, timeout, crashed, cancelled, unchecked (a failing unit not compiled again)
+    message: str  # the first error
+    original_file: str  # where it is in the original tree ("" when in no file of it)
+    original_line: int
+    wave_size: bool  # the error is about wave size (lane masks, wavefrontsize32/64, warpSize)
 
 
 class LinkProblemData(TypedDict):
@@ -263,6 +275,9 @@ class CompileData(NotApplicableData, total=False):
     build_units: list[BuildUnitData]
     project_build: ProjectBuildData
     cmake_build: CMakeBuildData
+    offload_archs: list[str]  # the GPU targets every unit was compiled for, in one invocation each
+    failed_targets: list[str]  # those at least one unit failed for (per_tu mode)
+    hip_defines: list[JsonObject]  # definitions this HIP version needed: name, reason (version_defines.py)
     # the kind gate: a PyTorch extension without ROCm PyTorch in the toolchain
     cause: str
     missing: str

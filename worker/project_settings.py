@@ -16,6 +16,7 @@ from typing import Any, Literal
 from translator.globs import DEFAULT_EXCLUDES, GlobError, check_glob
 from worker.runner.preset_train import PresetError
 from worker.runner.presets import preset_from_dict
+from worker.scanning.model import DEFAULT_OFFLOAD_ARCHS
 
 BuildMode = Literal["auto", "per_tu", "project"]
 HipifyEngine = Literal["builtin", "hipify-perl", "hipify-clang"]
@@ -72,7 +73,7 @@ class ProjectSettings:
     toolchain: str = ""  # a toolchain root by name; empty: the newest installed
     build_mode: BuildMode = "auto"  # the project's own build where understood, else file by file
     build_command: str = ""  # project build: empty means detect CMake/Make
-    offload_archs: tuple[str, ...] = ("gfx90a",)
+    offload_archs: tuple[str, ...] = DEFAULT_OFFLOAD_ARCHS  # wave64 data-centre (MI200, MI300) and wave32 RDNA3
     cxx_std: str = ""  # empty: detect from the CUDA build files, else c++17 (nvcc 12 default)
     include_dirs: tuple[str, ...] = ()
     defines: tuple[str, ...] = ()

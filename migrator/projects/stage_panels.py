@@ -18,6 +18,7 @@ from migrator.lib.diffview.models import Row
 from migrator.lib.diffview.sidebyside import compute_side_by_side
 from migrator.projects.causes import causes_from_data, user_include_dirs
 from migrator.projects.models import Run, Stage
+from migrator.projects.target_matrix import target_matrix
 from migrator.projects.workspaces import workspace_for
 from worker.contained import ContainedFileError, clean_relative, load_json_beneath
 from worker.project_settings import ProjectSettings, SettingsError
@@ -122,8 +123,10 @@ def compile_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
         by_file.setdefault(original or str(diagnostic.get("file") or diagnostic.get("tu") or "(driver)"), []).append(diagnostic)
     groups = [FileGroup(file=name, items=items) for name, items in sorted(by_file.items())]
     causes = compile_cause_context(run, data)
+    hipify = run.stages.filter(name="hipify").first()
+    matrix = target_matrix(run.pk, data, hipify.data if hipify is not None and isinstance(hipify.data, dict) else {})
     return {"diagnostic_groups": groups, "missing_libraries": _missing_that_matter(data, causes), "targets": _offload_archs(run),
-            **causes}
+            "target_matrix": matrix, **causes}
 
 
 def _missing_that_matter(data: Mapping[str, object], causes: Mapping[str, object]) -> list[Item]:

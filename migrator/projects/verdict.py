@@ -70,6 +70,7 @@ class Verdict:
     state: str  # a RunState value, or "running"/"queued" while stages are not final
     unchecked: tuple[Unchecked, ...] = ()
     fake_gpu: bool = False
+    failed_targets: tuple[str, ...] = ()  # GPU targets the compile failed for (its per-target results)
 
     @property
     def is_partial(self) -> bool:
@@ -92,11 +93,13 @@ class Verdict:
     def headline(self) -> str:
         if self.state == RunState.PARTIAL:
             return f"partial: not checked: {self.unchecked_text()}"
+        if self.state == RunState.FAILED and self.failed_targets:
+            return f"failed: the compile fails for {', '.join(self.failed_targets)}"
         return str(self.state)
 
     def to_dict(self) -> dict[str, object]:
         return {"state": self.state, "unchecked": [u.to_dict() for u in self.unchecked], "fake_gpu": self.fake_gpu,
-                "headline": self.headline(), "needs": list(self.needs)}
+                "headline": self.headline(), "needs": list(self.needs), "failed_targets": list(self.failed_targets)}
 
 
 def _data(stage: StageLike) -> dict[str, Any]:
@@ -156,7 +159,9 @@ def verdict_of(stages: Iterable[StageLike], cancel_requested: bool = False,
     if cancel_requested or StageState.CANCELLED in states:
         return Verdict(RunState.CANCELLED, fake_gpu=fake)
     if StageState.FAILED in states:
-        return Verdict(RunState.FAILED, fake_gpu=fake)
+        targets = next((tuple(str(a) for a in _data(s).get("failed_targets") or ()) for s in rows
+                        if s.name == "compile" and s.state == StageState.FAILED), ())
+        return Verdict(RunState.FAILED, fake_gpu=fake, failed_targets=targets)
     unchecked = tuple(
         Unchecked(s.name, reason, s.summary) for s in rows if (reason := unchecked_reason(s)) is not None
     ) + tuple(item for item in (reference_unchecked(reference),) if item is not None)

@@ -211,10 +211,30 @@ def _compile(report: JsonDict) -> str:
         runner = "; ".join(code(x) for x in as_list(c.get("would_run"))[:5])
         body = f"**Checked:** {cell(c.get('checked'))}." + (f" A ROCm PyTorch runner would run: {runner}" if runner
                                                             else "") + "\n\n" + body
+    body = _compiled_with(c) + body
     title = (f"Compile: {counted(as_int(c.get('files')), 'file')}, {counted(as_int(c.get('errors')), 'error')}, "
              f"{counted(as_int(c.get('warnings')), 'warning')} "
              f"(cache {as_int(c.get('cache_hits'))} hits)")
     return details(title, body, open_=as_int(c.get("errors")) > 0)
+
+
+def _compiled_with(c: JsonDict) -> str:
+    """``**Toolchain:** rocm-7.2 (HIP 7.2.53211, clang 22.1.8) · **Targets:** gfx90a, gfx942, gfx1100 ...``."""
+    tc = as_dict(c.get("toolchain"))
+    parts = []
+    if tc.get("name"):
+        parts.append(f"**Toolchain:** {code(tc.get('name'))} (HIP {code(tc.get('hip_version'))}, clang {code(tc.get('clang_version'))})")
+    if as_list(c.get("offload_archs")):
+        parts.append("**Targets:** " + ", ".join(code(a) for a in as_list(c.get("offload_archs"))))
+    if as_list(c.get("hip_defines")):
+        parts.append("**Defined for this HIP:** " + ", ".join(code(d) for d in as_list(c.get("hip_defines"))))
+    line = " · ".join(parts)
+    failing = {f: as_list(t) for f, t in as_dict(c.get("failed_by_target")).items() if as_list(t)}
+    if failing:
+        rows = [[code(f), ", ".join(code(a) for a in archs)] for f, archs in list(failing.items())[:30]]
+        line += ("\n\n**Fails for:** " + ", ".join(code(a) for a in as_list(c.get("failed_targets"))) + "\n\n"
+                 + table(["File", "Failing targets"], rows))
+    return line + "\n\n" if line else ""
 
 
 def _link(report: JsonDict) -> str:

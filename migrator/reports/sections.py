@@ -197,7 +197,21 @@ def compile_section(compile_data: JsonDict) -> JsonDict | None:
         "parts": [{"name": as_str(p.get("name"), 200), "state": as_str(p.get("state"), 40),
                    "summary": as_str(p.get("summary"), 300)} for p in as_dicts(compile_data.get("parts"))],
         "would_run": [as_str(c, 500) for c in as_list(compile_data.get("would_run"))][:20],
+        "toolchain": toolchain_facts(as_dict(compile_data.get("toolchain"))),
+        "offload_archs": [as_str(a, 40) for a in as_list(compile_data.get("offload_archs"))],
+        "failed_targets": [as_str(a, 40) for a in as_list(compile_data.get("failed_targets"))],
+        "failed_by_target": {
+            as_str(f.get("original_path") or f.get("path"), 300): [as_str(t.get("arch"), 40) for t in as_dicts(f.get("targets"))
+                                                                    if t.get("status") not in ("passed", "unchecked")]
+            for f in files if f.get("status") != "passed"},
+        "hip_defines": [as_str(as_dict(d).get("name"), 80) for d in as_list(compile_data.get("hip_defines"))],
     }
+
+
+def toolchain_facts(toolchain: JsonDict) -> JsonDict:
+    """What a compile ran with, enough to redo it: the root's name, its HIP and clang versions."""
+    return {"name": as_str(toolchain.get("name"), 80), "hip_version": as_str(toolchain.get("hipcc_version"), 40),
+            "clang_version": as_str(toolchain.get("clang_version"), 40)}
 
 
 def link_section(link_data: JsonDict) -> JsonDict | None:

@@ -70,7 +70,7 @@ def test_stage_logs_come_in_pieces_by_byte_offset(
 
 def test_settings_are_read_and_replaced_with_validation(api: Client, project: Project) -> None:
     got = api.get(f"/api/v1/projects/{project.pk}/settings").json()
-    assert got["stored"] == {} and got["effective"]["offload_archs"] == ["gfx90a"]
+    assert got["stored"] == {} and got["effective"]["offload_archs"] == ["gfx90a", "gfx942", "gfx1100"]
     put = api.put(f"/api/v1/projects/{project.pk}/settings", {"offload_archs": ["gfx942"], "smoke_command": ""},
                   content_type="application/json")
     assert put.status_code == 200 and put.json()["stored"] == {"offload_archs": ["gfx942"]}

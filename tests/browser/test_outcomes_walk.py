@@ -48,7 +48,7 @@ def runs(team_user: tuple[User, Team], only_stages: Callable[..., None], tmp_pat
     actions.store_archive(project, io.BytesIO(make_tar_gz(more)), "b.tgz", user)
     second = actions.create_run(project, user=user)
     data, _ = compile_data(tmp_path / "ws", {
-        "src/nccl_allreduce.hip": RT + "#include <rccl/rccl.h>\n", "src/nccl_bcast.hip": RT + "#include <rccl/rccl.h>\n",
+        "src/tensor_contract.hip": RT + "#include <hiptensor/hiptensor.h>\n", "src/tensor_reduce.hip": RT + "#include <hiptensor/hiptensor.h>\n",
         "src/left.hip": RT + "void h() { cudaFoo(); cudaBar(); }\n", "src/flags.hip": RT + "#include <hipblas.h>\n",
     })
     for entry in data["files"]:
@@ -87,7 +87,7 @@ def test_a_team_sees_why_its_run_failed_and_how_its_port_moves(
 
     page.goto(f"{base}/runs/{second.pk}/")
     summary = page.locator("#cause-summary").inner_text()
-    assert summary.startswith("Why it failed: 2 files fail because RCCL is not in toolchain rocm-6.4")
+    assert summary.startswith(f"Why it failed: 2 files fail because hipTensor is not in toolchain {require_root().name}")
     assert "CUDA names left untranslated: cudaFoo, cudaBar" in summary
     page.screenshot(path=str(ARTIFACTS / "run-cause-summary.png"), full_page=True)
 

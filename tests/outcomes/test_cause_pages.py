@@ -16,8 +16,8 @@ from tests.outcomes.real_toolchain import compile_data, require_root
 
 RUNTIME = "#include <hip/hip_runtime.h>\n"
 SOURCES = {
-    "src/nccl_ops.hip": RUNTIME + "#include <rccl/rccl.h>\n",
-    "src/nccl_more.hip": RUNTIME + "#include <rccl/rccl.h>\n",
+    "src/tensor_ops.hip": RUNTIME + "#include <hiptensor/hiptensor.h>\n",
+    "src/tensor_more.hip": RUNTIME + "#include <hiptensor/hiptensor.h>\n",
     "src/left.hip": RUNTIME + "void h() { cudaFoo(); }\n",
     "src/fine.hip": RUNTIME + "__global__ void ok(float* x) { x[0] = 1.0f; }\n",
 }
@@ -47,7 +47,7 @@ def failed_run(team_user: tuple[User, Team], tmp_path: Path) -> Run:
 def test_the_run_page_opens_with_one_line_of_causes(failed_run: Run, alice_client: Client) -> None:
     page = alice_client.get(f"/runs/{failed_run.pk}/").content.decode()
     assert 'id="cause-summary"' in page
-    assert "2 files fail because RCCL is not in toolchain rocm-6.4" in page
+    assert f"2 files fail because hipTensor is not in toolchain {require_root().name}" in page
     assert "1 file on CUDA names left untranslated: cudaFoo (translation)" in page
 
 
@@ -58,8 +58,8 @@ def test_the_compile_page_groups_failing_files_by_cause_with_their_commands(
     page = alice_client.get(f"/runs/{failed_run.pk}/?stage=compile").content.decode()
     causes = page[page.index('id="compile-causes"'):page.index('id="compile-all-files"')]
     assert causes.index("environment") < causes.index("translation")
-    assert "2 files · RCCL is not in toolchain rocm-6.4" in causes and "1 file · CUDA names left untranslated" in causes
-    assert "/usr/bin/hipcc --offload-arch=gfx90a -Isrc/include -x hip src/nccl_ops.hip" in causes
+    assert f"2 files · hipTensor is not in toolchain {require_root().name}" in causes and "1 file · CUDA names left untranslated" in causes
+    assert "/usr/bin/hipcc --offload-arch=gfx90a -Isrc/include -x hip src/tensor_ops.hip" in causes
     assert "src/fine.hip" not in causes  # only failing files are grouped
     assert "All 4 translation units (3 failed)" in page
 
@@ -67,12 +67,12 @@ def test_the_compile_page_groups_failing_files_by_cause_with_their_commands(
 @pytest.mark.django_db
 def test_the_report_and_pr_comment_carry_the_cause_summary(failed_run: Run) -> None:
     report = build_report(failed_run)
-    assert report["causes"]["summary"].startswith("2 files fail because RCCL is not in toolchain rocm-6.4")  # type: ignore[index]
+    assert report["causes"]["summary"].startswith(f"2 files fail because hipTensor is not in toolchain {require_root().name}")  # type: ignore[index]
     kinds = [g["kind"] for g in report["causes"]["groups"]]  # type: ignore[index]
     assert kinds == ["environment", "translation"]
     markdown = render_markdown(report)
     header = markdown.split("| Stage |")[0]
-    assert "**Why it failed:** 2 files fail because RCCL is not in toolchain rocm-6.4" in header
+    assert f"**Why it failed:** 2 files fail because hipTensor is not in toolchain {require_root().name}" in header
 
 
 @pytest.mark.django_db

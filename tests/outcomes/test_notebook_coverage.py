@@ -1,6 +1,6 @@
 """Each notebook entry written for failures seen on real code ranks first on the real message.
 
-Every case runs the ROCm 6.4 root's real tools (hipcc, the linker, CMake, make) on a small source
+Every case runs the default ROCm root's real tools (hipcc, the linker, CMake, make) on a small source
 in the style of the projects where the failure was seen; the output goes through the same path a
 failed stage's log takes (its own error lines, entries of the stage) before matching.
 """
@@ -33,8 +33,8 @@ def shell(script: str, **files: str) -> tuple[dict[str, str], list[str]]:
 
 
 CASES: list[tuple[str, str, tuple[dict[str, str], list[str]]]] = [
-    ("rocm-library-not-in-toolchain", "compile", compile_only("allreduce.hip", RT + "#include <rccl/rccl.h>\n")),
-    ("rocm-library-not-in-toolchain", "link", shell("hipcc --offload-arch=gfx90a k.hip -lrccl -o /tmp/app",
+    ("rocm-library-not-in-toolchain", "compile", compile_only("contract.hip", RT + "#include <hiptensor/hiptensor.h>\n")),
+    ("rocm-library-not-in-toolchain", "link", shell("hipcc --offload-arch=gfx90a k.hip -lhiptensor -o /tmp/app",
                                                       **{"k.hip": RT + "int main() { return 0; }\n"})),
     ("rocm6-moved-library-header", "compile", compile_only("gemm.hip", RT + "#include <hipblas.h>\n")),
     ("rocm-library-not-linked", "link", shell("hipcc --offload-arch=gfx90a blas.hip -o /tmp/app", **{
@@ -90,7 +90,7 @@ CASES: list[tuple[str, str, tuple[dict[str, str], list[str]]]] = [
     ("hip-code-in-cxx-file", "compile", shell("c++ -c kernels.cpp -o /tmp/k.o", **{"kernels.cpp": "__global__ void k(float* x) { x[0] = 1; }\n"})),
     ("kernel-template-in-launch-macro", "compile", compile_only("launch.hip", RT + "template <typename A, typename B> __global__ void k(A a, B b) {}\n"
                                                                 "void f() { hipLaunchKernelGGL(k<int, float>, dim3(1), dim3(1), 0, 0, 1, 2.0f); }\n")),
-    ("rocm-cmake-package-missing", "compile", cmake("cmake_minimum_required(VERSION 3.21)\nproject(d LANGUAGES CXX)\nfind_package(rccl REQUIRED)\n")),
+    ("rocm-cmake-package-missing", "compile", cmake("cmake_minimum_required(VERSION 3.21)\nproject(d LANGUAGES CXX)\nfind_package(hiptensor REQUIRED)\n")),
     ("hip-compiler-check-failed", "compile", cmake("cmake_minimum_required(VERSION 3.21)\nset(CMAKE_HIP_ARCHITECTURES sm_80)\nproject(d LANGUAGES HIP)\n")),
 ]
 

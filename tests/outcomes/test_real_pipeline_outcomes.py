@@ -19,7 +19,7 @@ from tests.outcomes.real_toolchain import require_root
 
 pytestmark = pytest.mark.django_db
 
-NCCL_CU = "#include <cuda_runtime.h>\n#include <nccl.h>\n#include <rccl/rccl.h>\nint allreduce() { return 0; }\n"
+TENSOR_CU = "#include <cuda_runtime.h>\n#include <hiptensor/hiptensor.h>\nint contract() { return 0; }\n"
 LEFT_CU = "#include <cuda_runtime.h>\nvoid reset() { cudaFooBarBaz(); }\n"
 
 
@@ -39,14 +39,14 @@ def test_a_run_that_compiles_and_links_but_has_no_smoke_command_is_partial(team_
 
 
 def test_a_real_compile_failure_is_classified_by_cause(team_user: tuple[User, Team]) -> None:
-    run = run_project(team_user[1], "mixed", {"src/vadd.cu": VADD_CU, "src/comm.cu": NCCL_CU, "src/left.cu": LEFT_CU})
+    run = run_project(team_user[1], "mixed", {"src/vadd.cu": VADD_CU, "src/contract.cu": TENSOR_CU, "src/left.cu": LEFT_CU})
     compile_stage = run.stages.get(name="compile")
     assert compile_stage.state == "failed" and run.state == RunState.FAILED
     causes = run_causes(run)
     by_kind = {g.kind: g for g in causes.groups}
     assert set(by_kind) == {"environment", "translation"}
-    assert by_kind["environment"].files == ["src/comm.cu"] and "RCCL is not in toolchain" in by_kind["environment"].reason
+    assert by_kind["environment"].files == ["src/contract.cu"] and "hipTensor is not in toolchain" in by_kind["environment"].reason
     assert by_kind["translation"].names == ["cudaFooBarBaz"]
-    assert causes.summary.startswith("1 file fails because RCCL is not in toolchain")
+    assert causes.summary.startswith("1 file fails because hipTensor is not in toolchain")
     commands = {f["original_path"]: f["command"] for f in compile_stage.data["files"]}
-    assert any("--offload-arch=gfx90a" in arg for arg in commands["src/comm.cu"])
+    assert any("--offload-arch=gfx90a" in arg for arg in commands["src/contract.cu"])

@@ -8,6 +8,7 @@ from worker.runner.heartbeat import (
     build_heartbeat,
     parse_nvcc_version,
 )
+from worker.toolchain.detect import detect_toolchain
 
 
 def test_rocm_heartbeat_names_host_queues_toolchain_and_fake_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -16,7 +17,8 @@ def test_rocm_heartbeat_names_host_queues_toolchain_and_fake_gpus(monkeypatch: p
     assert beat["pid"] == os.getpid() and beat["host"] and beat["queues"] == ["rocm"]
     assert [g["arch"] for g in beat["gpus"]] == ["gfx90a", "gfx942"] and beat["gpus_fake"]
     hip = beat["toolchain"]["hip"]
-    assert beat["toolchain"]["toolchain"] == "rocm-6.4" and hip is not None and hip.startswith("6.4")
+    root = detect_toolchain()  # the default: the newest root installed
+    assert beat["toolchain"]["toolchain"] == root.name and hip is not None and hip.startswith(root.hip_version)
     assert datetime.datetime.fromisoformat(beat["time"]).tzinfo is not None
 
 

@@ -14,6 +14,7 @@ from pytest_django import Settings
 from migrator.runners import presence
 from migrator.runners.models import Runner
 from migrator.runners.presence import describe, register
+from worker.toolchain.detect import detect_toolchain
 
 pytestmark = pytest.mark.django_db
 
@@ -29,10 +30,14 @@ def test_runners_page_shows_gpus_and_toolchain_as_reported(
     assert "0: fake gfx90a <code>gfx90a</code>" in row and "1: fake gfx942 <code>gfx942</code>" in row
     assert "fake GPUs" in row and "via fake" in row
     toolchain = info["build_toolchain"]
-    assert f"toolchain <strong>rocm-6.4</strong>: HIP <code>{toolchain['hipcc_version']}</code>" in row
+    root = detect_toolchain()  # the default root (the newest installed), read from its own files
+    assert f"toolchain <strong>{root.name}</strong>: HIP <code>{toolchain['hipcc_version']}</code>" in row
+    assert f"clang <code>{root.clang_version}</code>" in row
     assert "gfx90a" in row and "sandbox: bubblewrap over the toolchain root" in row
-    assert "✘ RCCL <span class=\"muted\">(not in this toolchain; package librccl-dev)</span>" in row
-    assert "<code>libamdhip64-dev</code> 6.4" in row  # the root's package manifest
+    for library in root.libraries:  # present ones ticked, absent ones named with their package
+        mark = "✔" if library.installed else "✘"
+        assert f"{mark} {library.name}" in row, library.name
+    assert f"<code>libamdhip64-dev</code> {dict(root.packages)['libamdhip64-dev']}" in row  # the root's manifest
 
 
 def test_runners_page_says_when_toolchain_detection_failed(alice_client: Client) -> None:

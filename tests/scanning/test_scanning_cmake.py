@@ -58,7 +58,7 @@ def test_it_maps_findcuda_macros_link_names_and_paths(scan: Scan) -> None:
     variables = {f.text: f.replacement for f in rules["cmake.findcuda-variable"]}
     assert variables == {"CUDA_NVCC_FLAGS": None, "${CUDA_LIBRARIES}": "hip::host"}
     assert rules["cmake.nvidia-arch-flag"][0].text == "-arch=sm_70"
-    assert rules["cmake.nvidia-arch-flag"][0].replacement == "--offload-arch=gfx90a"
+    assert rules["cmake.nvidia-arch-flag"][0].replacement == "--offload-arch=gfx90a --offload-arch=gfx942 --offload-arch=gfx1100"  # the default targets
 
 
 def test_it_turns_the_cuda_project_language_into_hip(scan: Scan) -> None:
@@ -85,7 +85,7 @@ def test_it_reports_modern_cuda_language_settings(scan: Scan) -> None:
     assert rules["cmake.find-package-cudatoolkit"][0].replacement == "find_package(hip REQUIRED)\nfind_package(hipfft REQUIRED)"
     variables = {f.text: f.replacement for f in rules["cmake.cmake-cuda-variable"]}
     assert variables == {"CMAKE_CUDA_STANDARD": "CMAKE_HIP_STANDARD",
-                         "set(CMAKE_CUDA_ARCHITECTURES 70 80)": "set(CMAKE_HIP_ARCHITECTURES gfx90a)"}
+                         "set(CMAKE_CUDA_ARCHITECTURES 70 80)": "set(CMAKE_HIP_ARCHITECTURES gfx90a;gfx942;gfx1100)"}
     targets = {f.text: f.replacement for f in rules["cmake.cuda-imported-target"]}
     assert targets == {"CUDA::cudart": "hip::host", "CUDA::cufft": "hip::hipfft"}
     [separable] = rules["cmake.cuda-property"]

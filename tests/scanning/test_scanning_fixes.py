@@ -51,7 +51,7 @@ def test_it_applies_safe_fixes_in_place(write_tree: WriteTree) -> None:
     assert "set(CMAKE_HIP_STANDARD 17)" in cmake
     makefile = (tree / "Makefile").read_text().splitlines()
     assert makefile[0] == "NVCC = /opt/rocm/bin/hipcc"
-    assert makefile[1] == "FLAGS = -O2 --offload-arch=gfx90a -ffast-math  -fgpu-rdc"
+    assert makefile[1] == "FLAGS = -O2 --offload-arch=gfx90a --offload-arch=gfx942 --offload-arch=gfx1100 -ffast-math  -fgpu-rdc"
     assert makefile[2] == "LIBS = -L/opt/rocm/lib -lamdhip64 -lhipblas -lMIOpen"
     assert makefile[4] == "\thipcc $(FLAGS) -o app app.cu $(LIBS)"
     script = (tree / "run.sh").read_text()

@@ -56,7 +56,7 @@ def test_it_separates_safe_and_manual_nvcc_flags(scan: Scan) -> None:
     rules = _rules(scan({"Makefile": MAKEFILE}))
     arch = rules["make.nvidia-arch-flag"]
     assert [f.text for f in arch] == ["-arch=sm_80", "-gencode arch=compute_80,code=sm_80"]
-    assert all(f.replacement == "--offload-arch=gfx90a" for f in arch)
+    assert all(f.replacement == "--offload-arch=gfx90a --offload-arch=gfx942 --offload-arch=gfx1100" for f in arch)
     flags = {f.text: f.replacement for f in rules["make.nvcc-only-flag"]}
     assert flags == {"--use_fast_math": "-ffast-math", "--expt-relaxed-constexpr": "", "-Xcompiler -fPIC": "-fPIC"}
 

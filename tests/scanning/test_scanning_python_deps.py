@@ -79,7 +79,7 @@ def test_it_reads_setup_py_with_exact_positions(scan: Scan) -> None:
     assert rules["python-build.nvcc-compile-args"][0].text == '"nvcc"'
     assert rules["python-build.nvcc-only-flag"][0].replacement == "-ffast-math"
     assert rules["python-build.nvidia-arch-flag"][0].text == "-gencode=arch=compute_80,code=sm_80"
-    assert rules["python-build.nvidia-arch-flag"][0].replacement == "--offload-arch=gfx90a"
+    assert rules["python-build.nvidia-arch-flag"][0].replacement == "--offload-arch=gfx90a,gfx942,gfx1100"  # one list item
     assert [f.line for f in rules["python-build.cuda-home"]] == [2]
     assert rules["dependencies.cupy-cuda"][0].suggestion == "cupy-rocm-5-0"
 

@@ -3,34 +3,52 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.link import inferred_libraries
 from worker.toolchain.sources import detect_cxx_std, scan_tree
 
+# (name, HIP, clang major, hipcc package, RCCL present): what each root's own files say
+ROOTS = [("rocm-7.2", "7.2", "22", "7.2", True), ("rocm-6.4", "6.4", "21", "7.0", False)]
 
-def test_it_describes_the_toolchain_root_from_its_own_files() -> None:
-    toolchain = detect_toolchain()
+
+def test_the_default_is_the_newest_root_installed() -> None:
+    assert detect_toolchain().name == "rocm-7.2"
+
+
+@pytest.mark.parametrize(("name", "hip", "clang", "hipcc_package", "has_rccl"), ROOTS)
+def test_it_describes_the_toolchain_root_from_its_own_files(
+    name: str, hip: str, clang: str, hipcc_package: str, has_rccl: bool
+) -> None:
+    toolchain = detect_toolchain(name)
     data = toolchain.to_dict()
-    assert data["name"] == "rocm-6.4" and data["available"] is True and data["hipcc"] == "/usr/bin/hipcc"
-    assert str(data["hipcc_version"]).startswith("6.4") and toolchain.hip_version == "6.4"
-    assert str(data["clang_version"]).startswith("21.") and data["clang"] == "/usr/lib/llvm-21/bin/clang++"
+    assert data["name"] == name and data["available"] is True and data["hipcc"] == "/usr/bin/hipcc"
+    assert str(data["hipcc_version"]).startswith(hip) and toolchain.hip_version == hip
+    assert str(data["clang_version"]).startswith(f"{clang}.") and data["clang"] == f"/usr/lib/llvm-{clang}/bin/clang++"
     assert (data["rocm_path"], data["hip_platform"]) == ("/usr", "amd")
     assert {"gfx90a", "gfx942", "gfx1100"} <= set(toolchain.offload_targets)
     packages = dict(toolchain.packages)
-    assert packages["hipcc"].startswith("7.0") and packages["libamdhip64-dev"].startswith("6.4")
+    assert packages["hipcc"].startswith(hipcc_package) and packages["libamdhip64-dev"].startswith(hip)
 
 
-def test_it_lists_the_libraries_the_root_holds_and_rccl_as_absent() -> None:
-    libraries = {lib.name: lib for lib in detect_toolchain().libraries}
-    for name in ("hipBLAS", "hipBLASLt", "hipSOLVER", "hipFFT", "hipSPARSE", "hipRAND", "hipCUB", "rocThrust", "MIOpen"):
-        assert libraries[name].installed, name
+@pytest.mark.parametrize(("name", "hip", "clang", "hipcc_package", "has_rccl"), ROOTS)
+def test_it_lists_the_libraries_the_root_holds_and_those_it_lacks(
+    name: str, hip: str, clang: str, hipcc_package: str, has_rccl: bool
+) -> None:
+    libraries = {lib.name: lib for lib in detect_toolchain(name).libraries}
+    for library in ("hipBLAS", "hipBLASLt", "hipSOLVER", "hipFFT", "hipSPARSE", "hipRAND", "hipCUB", "rocThrust", "MIOpen"):
+        assert libraries[library].installed, library
     assert libraries["hipBLAS"].library_found == "/usr/lib/x86_64-linux-gnu/libhipblas.so"
-    assert not libraries["RCCL"].installed and libraries["RCCL"].rocm_package == "rccl-dev"
+    assert libraries["RCCL"].installed is has_rccl and libraries["roctracer/roctx"].installed  # roctx in both
+    assert libraries["RCCL"].rocm_package == "rccl-dev"
+    assert not libraries["hipTensor"].installed and libraries["hipTensor"].package == "hiptensor-dev"  # in neither root
 
 
 def test_an_unknown_toolchain_is_reported_not_guessed() -> None:
     toolchain = detect_toolchain("rocm-9.9")
-    assert not toolchain.available and "rocm-9.9" in toolchain.error and "rocm-6.4" in toolchain.error
+    assert not toolchain.available and "rocm-9.9" in toolchain.error
+    assert "rocm-6.4" in toolchain.error and "rocm-7.2" in toolchain.error  # the roots there are
 
 
 def write(root: Path, files: dict[str, str]) -> None:

@@ -9,7 +9,7 @@ from typing import Literal
 
 from worker.payloads import FixData
 
-DEFAULT_OFFLOAD_ARCHS = ("gfx90a",)
+DEFAULT_OFFLOAD_ARCHS = ("gfx90a", "gfx942", "gfx1100")  # MI200, MI300 (64-lane wavefronts), RDNA3 (32)
 
 Severity = Literal["error", "warning", "info"]
 Family = Literal["cmake", "make", "shell", "python-build", "dependencies", "container", "ci", "run-config"]

@@ -70,16 +70,20 @@ def arch_list_hits(line: str, archs: Sequence[str]) -> list[RuleHit]:
     return hits
 
 
-def offload_flags(archs: Sequence[str]) -> str:
+def offload_flags(archs: Sequence[str], one_argument: bool = False) -> str:
+    """``--offload-arch=`` per target; ``one_argument``: one flag listing them all (``--offload-arch=a,b``),
+    for a single item of an argument list (a Python build's ``extra_compile_args``)."""
+    if one_argument:
+        return f"--offload-arch={','.join(archs)}"
     return " ".join(f"--offload-arch={arch}" for arch in archs)
 
 
-def _arch_hits(line: str, archs: Sequence[str], loop_vars: frozenset[str]) -> list[RuleHit]:
+def _arch_hits(line: str, archs: Sequence[str], loop_vars: frozenset[str], one_argument: bool = False) -> list[RuleHit]:
     hits = []
     for m in _ARCH.finditer(line):
         number = m.group(1) or m.group(3)
         variable = number.strip("${}()") if number.startswith("$") else ""
-        replacement = f"--offload-arch=${{{variable}}}" if variable in loop_vars else offload_flags(archs)
+        replacement = f"--offload-arch=${{{variable}}}" if variable in loop_vars else offload_flags(archs, one_argument)
         quote = m.group("q") or ""
         hits.append(make_hit(m, "nvidia-arch-flag", "error", "NVIDIA GPU architecture flag; AMD targets are chosen "
                              "with --offload-arch (the project's offload_archs).", notebook_slug="no-binary-for-gpu",
@@ -118,7 +122,7 @@ def _inside(match: re.Match[str], pattern: re.Pattern[str], line: str) -> bool:
 
 def split_gencode_value(value: str, archs: Sequence[str]) -> str | None:
     """The second item of ``'-gencode', 'arch=compute_80,code=sm_80'`` (lists, argument strings)."""
-    return offload_flags(archs[:1]) if _SPLIT_GENCODE_VALUE.match(value) else None
+    return offload_flags(archs, one_argument=True) if _SPLIT_GENCODE_VALUE.match(value) else None
 
 
 def _dropped_hits(line: str) -> list[RuleHit]:
@@ -171,5 +175,5 @@ def _mapped_hits(line: str, family: str) -> list[RuleHit]:
 def nvcc_flag_hits(line: str, archs: Sequence[str], family: str,
                    loop_vars: frozenset[str] = frozenset()) -> list[RuleHit]:
     """Every nvcc-only flag of one line, with its replacement when one is safe."""
-    return (_arch_hits(line, archs, loop_vars) + _dropped_hits(line) + _mapped_hits(line, family)
+    return (_arch_hits(line, archs, loop_vars, family == "python-build") + _dropped_hits(line) + _mapped_hits(line, family)
             + arch_list_hits(line, archs))

@@ -39,6 +39,7 @@ from worker.toolchain.stage_data import (
     store_compile_record,
     summary_by_file,
 )
+from worker.toolchain.version_defines import VersionDefine, describe_defines, version_defines
 from worker.toolchain.work import BUILD, HIP_COPY, WorkError, copy_translated, make_dirs, open_work, remove, run_sandbox
 
 
@@ -53,6 +54,9 @@ def run(ctx: StageContext) -> StageResult:
     ctx.log(f"toolchain {toolchain.name}: HIP {toolchain.hipcc_version}, clang {toolchain.clang_version}, "
             "in the sandbox over that toolchain root (the translated tree at /workspace/.translated, "
             "the build at /workspace/build, no network)\n")
+    defines = version_defines(toolchain.hipcc_version, ctx.settings.defines)
+    ctx.log(f"GPU targets: {', '.join(ctx.settings.offload_archs)} (one compiler invocation per translation unit, "
+            "a device compile per target)\n" + describe_defines(defines))
     line_map = TreeLineMap(ctx.workspace.hip, ctx.workspace.source, _renames(ctx))
     kind = extension_build_kind(ctx)
     if kind is not None:  # PyTorch extensions: against the hipified header tree (issue 26)
@@ -64,6 +68,7 @@ def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> 
     """The C/C++ path: the project's own build where it is understood, else file by file."""
     choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
     ctx.log(f"{choice.reason}\n")
+    defines = version_defines(toolchain.hipcc_version, ctx.settings.defines)
     with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
         sandbox = run_sandbox(select_root(toolchain.name), ctx.workspace, work, tools={"cdialect": C_DIALECT_TOOLS})
         try:
@@ -74,7 +79,7 @@ def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> 
         except (WorkError, SandboxUnavailable) as exc:
             return StageResult.failed(str(exc), **CompileData(toolchain=toolchain.to_dict()))
         if choice.mode == "project":
-            return _project_build(ctx, sandbox, line_map, toolchain.to_dict(), choice)
+            return _project_build(ctx, sandbox, line_map, toolchain.to_dict(), choice, defines)
         report = compile_tree(
             ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.cache_dir, toolchain,
             original_tree=ctx.workspace.source, on_file=lambda result, done, total: _log_file(ctx, result, done, total),
@@ -92,7 +97,8 @@ def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> 
         return StageResult.failed("No translation units found in the translated tree.", **payload)
     how = " (built file by file, not with the project's build)" if choice.reason.startswith("build_mode auto") else ""
     if failed:
-        return StageResult.failed(f"Compile failed: {counts}{how}.", **payload)
+        on = f" (failing for {', '.join(payload['failed_targets'])})" if payload.get("failed_targets") else ""
+        return StageResult.failed(f"Compile failed: {counts}{on}{how}.", **payload)
     return StageResult.passed(f"Compiled {counts}{how}.", **payload)
 
 
@@ -101,6 +107,8 @@ def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> N
     ctx.log(f"[{done}/{total}] {result.path}: {result.status} ({origin})\n")
     if result.output.strip():
         ctx.log(result.output if result.output.endswith("\n") else result.output + "\n")
+    if result.status != "passed" and len(result.targets) > 1:
+        ctx.log(f"  per target: {', '.join(f'{t.arch} {t.status}' for t in result.targets)}\n")
     if result.status != "cancelled":  # a cancelled compile stops at the count it really reached
         ctx.progress(done, total)
 
@@ -111,7 +119,7 @@ def _unit_data(unit: BuildUnit) -> BuildUnitData:
 
 
 def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, toolchain: dict[str, object],
-                   choice: ModeChoice) -> StageResult:
+                   choice: ModeChoice, defines: tuple[VersionDefine, ...]) -> StageResult:
     reason = choice.reason
     report = run_project_build(ctx.workspace.work, ctx.workspace.hip_copy, ctx.workspace.build, ctx.settings, ctx.log,
                                should_stop=ctx.is_cancelled, sandbox=sandbox, read_tree=ctx.workspace.hip,
@@ -126,7 +134,8 @@ def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, t
         build["c_std"] = C_DIALECT
     payload = CompileData(
         toolchain=toolchain, mode="project", files=[], diagnostics=diagnostics, summary=summary_by_file(diagnostics),
-        cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason)
+        cache={"hits": 0, "misses": 0}, project_build=build, mode_reason=reason,
+        offload_archs=list(ctx.settings.offload_archs), hip_defines=[{**d.to_dict()} for d in defines])
     if report.cmake is not None:
         payload["cmake_build"] = report.cmake.to_data()
     if report.system == "make":

@@ -37,6 +37,19 @@ from worker.toolchain.sources import (
     detect_cxx_std,
     scan_tree,
 )
+from worker.toolchain.targets import (
+    MAX_PROBED_UNITS,
+    ProbeBudget,
+    ProbeOutcome,
+    TargetResult,
+    TargetStatus,
+    probe_targets,
+    project_place,
+    single_target,
+    target_archs,
+    uniform,
+)
+from worker.toolchain.version_defines import VersionDefine, version_defines
 from worker.toolchain.work import TRANSLATED_MOUNT, WorkError, make_dirs, step
 
 FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled"]
@@ -57,6 +70,7 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     output: str = ""
     command: list[str] = field(default_factory=list)
+    targets: tuple[TargetResult, ...] = ()  # per GPU target (targets.py)
 
     @property
     def errors(self) -> int:
@@ -76,6 +90,8 @@ class CompileReport:
     cache_misses: int
     duration_s: float
     error: str = ""  # set when nothing could be compiled at all (no hipcc, no tree)
+    defines: tuple[VersionDefine, ...] = ()  # what this HIP version needed (version_defines.py)
+    offload_archs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -100,6 +116,7 @@ class _Plan:
     should_stop: Callable[[], bool]
     sandbox: Sandbox
     file_flags: dict[str, list[str]] = field(default_factory=dict)  # per file, from its build targets
+    probes: ProbeBudget = field(default_factory=lambda: ProbeBudget(MAX_PROBED_UNITS))
 
 
 def compile_tree(
@@ -133,7 +150,8 @@ def compile_tree(
         sandbox = workspace_sandbox(toolchain, hip_tree, build_dir)
     tree = scan_tree(hip_tree, settings.exclude_globs, settings.include_dirs)
     cxx_std = settings.cxx_std or detect_cxx_std(*(p for p in (original_tree, hip_tree) if p))
-    plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs), toolchain,
+    defines = version_defines(toolchain.hipcc_version, settings.defines)
+    plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs, defines), toolchain,
                  ObjectCache(cache_dir), settings.compile_timeout_s, should_stop, sandbox, unit_flags(tree, units))
     sources = sorted(plan.file_flags) if units else tree.translation_units
     try:
@@ -142,7 +160,8 @@ def compile_tree(
         return CompileReport([], cxx_std, tree.include_dirs, 0, 0, time.monotonic() - started, error=str(exc))
     hits = sum(1 for r in results if r.cached)
     misses = sum(1 for r in results if not r.cached and r.status != "cancelled")
-    return CompileReport(results, cxx_std, tree.include_dirs, hits, misses, time.monotonic() - started)
+    return CompileReport(results, cxx_std, tree.include_dirs, hits, misses, time.monotonic() - started,
+                         defines=defines, offload_archs=settings.offload_archs)
 
 
 def unit_flags(tree: SourceTree, units: Sequence[BuildUnit]) -> dict[str, list[str]]:
@@ -178,13 +197,16 @@ def argument_path(relative: str) -> str:
     return relative if not relative.startswith("-") else f"./{relative}"
 
 
-def compile_flags(settings: ProjectSettings, cxx_std: str, include_dirs: list[str]) -> list[str]:
-    """Flags shared by every TU; paths are tree-relative so objects and cache keys are relocatable."""
+def compile_flags(settings: ProjectSettings, cxx_std: str, include_dirs: list[str],
+                  defines: Sequence[VersionDefine] = ()) -> list[str]:
+    """Flags shared by every TU; paths are tree-relative so objects and cache keys are relocatable.
+    ``defines``: what the toolchain's HIP version needs (``version_defines``)."""
     # -fPIC: objects also go into shared libraries; -fno-crash-diagnostics: no reproducers left in /tmp
     flags = ["-c", f"-std={cxx_std}", "-O3", "-fPIC", "-fno-color-diagnostics", "-fno-crash-diagnostics"]
     flags += [f"--offload-arch={arch}" for arch in settings.offload_archs]
     flags += [f"-I{d}" for d in include_dirs]
     flags += [d if d.startswith("-D") else f"-D{d}" for d in settings.defines]
+    flags += [d.flag for d in defines]
     flags += list(settings.extra_flags)
     return flags
 
@@ -252,7 +274,8 @@ def _restore(plan: _Plan, keys: dict[str, str | None]) -> list[FileResult]:
         size = _object_size(plan, _object_path(plan, unit))
         if size:
             results.append(FileResult(unit, "passed", duration, str(_object_path(plan, unit)), size, True,
-                                      _diagnostics(plan, cached.output), cached.output))
+                                      _diagnostics(plan, cached.output), cached.output,
+                                      targets=uniform(_archs(plan, unit), "passed")))
     return results
 
 
@@ -306,12 +329,53 @@ def _compile_one(plan: _Plan, unit: str, key: str | None) -> FileResult:
     if done.violations and not process.timed_out:
         process.output += "".join(f"migrator: {v}\n" for v in done.violations)
     result = _file_result(plan, unit, process, output, command)
+    result.targets = _targets(plan, unit, result)
     if result.status == "passed" and key:
         try:
             plan.cache.put(key, plan.sandbox.workspace, _workspace_relative(plan, output), process.output)
         except ContainedFileError:
             pass  # not a regular file in the build folder after all: simply not cached
     return result
+
+
+def _archs(plan: _Plan, unit: str) -> list[str]:
+    return target_archs(language_flags(plan.base_flags, unit))  # none for C sources
+
+
+def _targets(plan: _Plan, unit: str, result: FileResult) -> tuple[TargetResult, ...]:
+    """Per target: all passed with the unit; a failing unit of several targets compiled again per target."""
+    archs = _archs(plan, unit)
+    if result.status == "passed":
+        return uniform(archs, "passed")
+    if len(archs) == 1:
+        first = _first_error(result.diagnostics)
+        status: TargetStatus = result.status
+        return (TargetResult(archs[0], status, *first, duration_s=result.duration_s),)
+    if result.status != "failed" or not plan.probes.take():
+        return uniform(archs, "unchecked")
+    return probe_targets(archs, lambda arch: _probe(plan, unit, arch))
+
+
+def _probe(plan: _Plan, unit: str, arch: str) -> ProbeOutcome:
+    """``unit`` compiled for ``arch`` alone, its object discarded."""
+    if plan.should_stop():
+        return ProbeOutcome("cancelled")
+    command = [plan.toolchain.clang, *language_flags(single_target(plan.base_flags, arch), unit),
+               *plan.file_flags.get(unit, []), argument_path(unit), "-o", "/dev/null"]
+    try:
+        done = plan.sandbox.run(command, plan.sandbox.inside(plan.tree.root), _limits(plan), should_stop=plan.should_stop)
+    except SandboxUnavailable:
+        return ProbeOutcome("unchecked")
+    process = done.process
+    status: TargetStatus = ("cancelled" if process.stopped else "timeout" if process.timed_out else
+                            "crashed" if process.crashed else "passed" if process.ok else "failed")
+    message, file, line = _first_error(_diagnostics(plan, process.output)) if status == "failed" else ("", "", 0)
+    return ProbeOutcome(status, message, file, line, process.duration_s)
+
+
+def _first_error(diagnostics: Sequence[Diagnostic]) -> tuple[str, str, int]:
+    first = next((d for d in diagnostics if d.is_error), None)
+    return (first.message, *project_place(first.file, first.line, first.notes)) if first else ("", "", 0)
 
 
 def _limits(plan: _Plan) -> SandboxLimits:

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from worker.project_settings import ProjectSettings
 from worker.toolchain.make_db import MakeDryRun, parse_dry_run
 from worker.toolchain.sandbox import PATH, TOOLS, Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.version_defines import VersionDefine
 from worker.toolchain.work import BUILD, HIP_COPY
 
 C_DIALECT_TOOLS = Path(__file__).resolve().parent / "cdialect"  # bound at /mnt/migrator/cdialect
@@ -53,11 +54,17 @@ class MakeUnitResult:
                 "duration_s": round(self.duration_s, 3)}
 
 
-def make_environment(settings: ProjectSettings) -> dict[str, str]:
+def make_environment(settings: ProjectSettings, defines: Sequence[VersionDefine] = ()) -> dict[str, str]:
     """hipcc's targets for calls that name none; ``HIPCC``/``HIPFLAGS`` as defaults a Makefile's own
-    assignments override (environment, not command-line, variables)."""
-    return {"HCC_AMDGPU_TARGET": ",".join(settings.offload_archs), "PATH": f"{TOOLS / 'cdialect'}:{PATH}",
-            "HIPCC": "hipcc", "HIPFLAGS": " ".join(f"--offload-arch={arch}" for arch in settings.offload_archs)}
+    assignments override (environment, not command-line, variables); the definitions the toolchain's HIP
+    version needs on every hipcc call (``HIPCC_COMPILE_FLAGS_APPEND``, which hipcc adds whatever the
+    Makefile passes)."""
+    flags = [*(f"--offload-arch={arch}" for arch in settings.offload_archs), *(d.flag for d in defines)]
+    env = {"HCC_AMDGPU_TARGET": ",".join(settings.offload_archs), "PATH": f"{TOOLS / 'cdialect'}:{PATH}",
+           "HIPCC": "hipcc", "HIPFLAGS": " ".join(flags)}
+    if defines:
+        env["HIPCC_COMPILE_FLAGS_APPEND"] = " ".join(d.flag for d in defines)
+    return env
 
 
 def make_commands(folder: str, jobs: int) -> tuple[list[str], list[str]]:
@@ -68,7 +75,7 @@ def make_commands(folder: str, jobs: int) -> tuple[list[str], list[str]]:
 
 def build_make_units(
     sandbox: Sandbox, folders: Sequence[str], settings: ProjectSettings, on_line: Callable[[str], None] | None,
-    should_stop: Callable[[], bool], deadline: float, llvm_bin: str = "",
+    should_stop: Callable[[], bool], deadline: float, llvm_bin: str = "", defines: Sequence[VersionDefine] = (),
 ) -> list[MakeUnitResult]:
     """Each folder's Makefile read, built and checked in turn, within ``deadline`` (a monotonic time);
     ``llvm_bin``: the root's LLVM tools (objcopy, offload bundler) for checking the code objects built."""
@@ -77,7 +84,7 @@ def build_make_units(
     for folder in folders:
         if should_stop():
             break
-        results.append(_build_one(sandbox, folder, settings, on_line, should_stop, deadline, jobs, llvm_bin))
+        results.append(_build_one(sandbox, folder, settings, on_line, should_stop, deadline, jobs, llvm_bin, defines))
     return results
 
 
@@ -88,10 +95,11 @@ def _limits(settings: ProjectSettings, deadline: float) -> SandboxLimits:
 def _build_one(
     sandbox: Sandbox, folder: str, settings: ProjectSettings, on_line: Callable[[str], None] | None,
     should_stop: Callable[[], bool], deadline: float, jobs: int, llvm_bin: str,
+    defines: Sequence[VersionDefine] = (),
 ) -> MakeUnitResult:
     started = time.monotonic()
     unit = MakeUnitResult(folder)
-    env = make_environment(settings)
+    env = make_environment(settings, defines)
     dry, build = make_commands(folder, jobs)
     log = on_line or (lambda _: None)
     try:

@@ -45,6 +45,7 @@ from worker.toolchain.log_families import as_diagnostics, parse_log
 from worker.toolchain.make_build import build_make_units, make_commands
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import MOUNT, Mechanism, Sandbox, SandboxLimits, SandboxUnavailable
+from worker.toolchain.version_defines import VersionDefine, version_defines
 from worker.toolchain.work import WorkError
 
 
@@ -70,14 +71,16 @@ class ProjectBuildReport:
     run_dir: str = ""  # workspace-relative folder its outputs land in (smoke commands run there)
     cmake: CMakeOutcome | None = None  # CMake's model of the build and what it left (CMake builds)
     units: list[dict[str, object]] = field(default_factory=list)  # make: one result per build folder
+    defines: tuple[VersionDefine, ...] = ()  # what the toolchain's HIP version needed, given to every step
 
 
 def plan_build(
     hip_tree: Path, build_dir: Path, settings: ProjectSettings, toolchain: Toolchain, workspace: Path,
-    read_tree: Path | None = None, folders: Sequence[str] = (),
+    read_tree: Path | None = None, folders: Sequence[str] = (), defines: Sequence[VersionDefine] = (),
 ) -> tuple[str, list[BuildStep]]:
     """The steps of the project's own build, with paths as the sandbox sees them; the build files are
-    looked for in ``read_tree`` (default ``hip_tree``)."""
+    looked for in ``read_tree`` (default ``hip_tree``). ``defines`` go on CMake's HIP and C++ flags and
+    Make's ``HIPFLAGS`` (and, for any hipcc, ``define_environment``)."""
     jobs = str(os.cpu_count() or 1)
     source, build = _inside(workspace, hip_tree), _inside(workspace, build_dir)
     hip_tree = read_tree or hip_tree
@@ -87,6 +90,9 @@ def plan_build(
         configure = ["cmake", "-S", source, "-B", build, "-DCMAKE_CXX_COMPILER=hipcc",
                      f"-DCMAKE_HIP_COMPILER={toolchain.clang}", "-DCMAKE_HIP_PLATFORM=amd",
                      *configure_flags(list(settings.offload_archs))]
+        if defines:
+            flags = " ".join(d.flag for d in defines)
+            configure += [f"-DCMAKE_HIP_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}"]
         if settings.cxx_std:
             configure.append(f"-DCMAKE_CXX_STANDARD={settings.cxx_std.split('++')[-1]}")
         return "cmake", [BuildStep("configure", configure, source),
@@ -97,6 +103,11 @@ def plan_build(
         return "make", [BuildStep(f"make {folder}", make_commands(folder, int(jobs))[1], source)
                         for folder in (folders or ["."])]
     return "", []
+
+
+def define_environment(defines: Sequence[VersionDefine]) -> dict[str, str]:
+    """hipcc appends ``HIPCC_COMPILE_FLAGS_APPEND`` to every compile, whatever flags a build file gives it."""
+    return {"HIPCC_COMPILE_FLAGS_APPEND": " ".join(d.flag for d in defines)} if defines else {}
 
 
 def _inside(workspace: Path, path: Path) -> str:
@@ -116,8 +127,10 @@ def run_project_build(
     toolchain = toolchain or detect_toolchain(settings.toolchain)
     if not toolchain.available:
         return ProjectBuildReport("", error=toolchain.error or "the toolchain root has no hipcc")
-    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root, read_tree, make_folders)
-    report = ProjectBuildReport(system, run_dir="build" if system == "cmake" else "hip")
+    defines = version_defines(toolchain.hipcc_version, settings.defines)
+    system, steps = plan_build(hip_tree, build_dir, settings, toolchain, workspace_root, read_tree, make_folders,
+                               defines)
+    report = ProjectBuildReport(system, run_dir="build" if system == "cmake" else "hip", defines=defines)
     if not steps:
         report.error = "no CMakeLists.txt or Makefile in the translated tree and no build_command set"
         return report
@@ -134,7 +147,7 @@ def run_project_build(
     outputs: list[str] = []
     if system == "make":
         _make_build(report, sandbox, [step.name.removeprefix("make ") for step in steps], settings, on_line,
-                    should_stop, started + settings.build_timeout_s, os.path.dirname(toolchain.clang))
+                    should_stop, started + settings.build_timeout_s, os.path.dirname(toolchain.clang), defines)
         outputs.append(report.output)
         steps = []
     for step in steps:
@@ -143,7 +156,8 @@ def run_project_build(
         if on_line is not None:
             on_line(f"$ {' '.join(step.command)}\n")
         try:
-            result = sandbox.run(step.command, step.cwd, limits, on_line=on_line, should_stop=should_stop)
+            result = sandbox.run(step.command, step.cwd, limits, env=define_environment(defines), on_line=on_line,
+                                 should_stop=should_stop)
         except SandboxUnavailable as exc:
             report.error = str(exc)
             break
@@ -200,10 +214,10 @@ def _read_cmake_model(outcome: CMakeOutcome, workspace: Path, build_dir: Path, t
 
 def _make_build(report: ProjectBuildReport, sandbox: Sandbox, folders: list[str], settings: ProjectSettings,
                 on_line: Callable[[str], None] | None, should_stop: Callable[[], bool], deadline: float,
-                llvm_bin: str) -> None:
+                llvm_bin: str, defines: Sequence[VersionDefine] = ()) -> None:
     """Each build folder as its own unit; the build passes when every unit built something for the run's
     targets and none failed."""
-    results = build_make_units(sandbox, folders, settings, on_line, should_stop, deadline, llvm_bin)
+    results = build_make_units(sandbox, folders, settings, on_line, should_stop, deadline, llvm_bin, defines)
     report.units = [unit.to_dict() for unit in results]
     report.mechanism = "bwrap"
     report.output = "".join(unit.output for unit in results)

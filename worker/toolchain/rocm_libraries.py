@@ -42,6 +42,7 @@ ROCM_LIBRARIES: tuple[RocmLibrary, ...] = (
     RocmLibrary("rocThrust", "thrust/system/hip/config.h", "", "librocthrust-dev", "rocthrust-dev"),
     RocmLibrary("roctracer/roctx", "roctracer/roctx.h", "roctx64", "", "roctracer-dev"),
     RocmLibrary("rocWMMA", "rocwmma/rocwmma.hpp", "", "", "rocwmma-dev"),
+    RocmLibrary("hipTensor", "hiptensor/hiptensor.h", "hiptensor", "", "hiptensor-dev"),
 )
 
 _BY_NAME = {lib.name: lib for lib in ROCM_LIBRARIES}
@@ -60,6 +61,7 @@ CUDA_LIBRARY_REPLACEMENTS: dict[str, str] = {
     "cusolver": "hipSOLVER",
     "nccl": "RCCL",
     "nvToolsExt": "roctracer/roctx",
+    "cutensor": "hipTensor",
 }
 
 # Header directory prefixes in translated sources -> library to link.
@@ -68,6 +70,7 @@ _INCLUDE_PREFIX_TO_LIBRARY: dict[str, str] = {
     "hipfft": "hipFFT", "rocfft": "rocFFT", "rocrand": "rocRAND", "hiprand": "hipRAND",
     "hipsparse": "hipSPARSE", "rocsparse": "rocSPARSE", "hipsolver": "hipSOLVER",
     "rocsolver": "rocSOLVER", "rccl": "RCCL", "roctracer": "roctracer/roctx",
+    "hiptensor": "hipTensor",
 }
 
 

@@ -11,11 +11,12 @@ import json
 from pathlib import Path
 
 from worker.contained import write_record
-from worker.payloads import CompileData, DiagnosticData, FileData, LinkData, LinkTargetData
+from worker.payloads import CompileData, DiagnosticData, FileData, LinkData, LinkTargetData, TargetData
 from worker.toolchain.compile import CompileReport, FileResult
 from worker.toolchain.diagnostics import Diagnostic
 from worker.toolchain.linemap import TreeLineMap
 from worker.toolchain.link import LinkReport
+from worker.toolchain.targets import TargetResult, failed_targets
 
 MAX_STORED_DIAGNOSTICS = 2000  # the stage row keeps this many; artifacts/compile.json keeps all
 
@@ -35,7 +36,14 @@ def file_data(result: FileResult, line_map: TreeLineMap) -> FileData:
         path=result.path, original_path=line_map.original_path(result.path), status=result.status,
         duration_s=round(result.duration_s, 3), object_size=result.object_size, object_path=result.object_path,
         cached=result.cached, errors=result.errors, warnings=result.warnings, command=list(result.command),
+        targets=[target_data(t, line_map) for t in result.targets],
     )
+
+
+def target_data(target: TargetResult, line_map: TreeLineMap) -> TargetData:
+    original_file, original_line = line_map.map(target.file, target.line) if target.file else ("", 0)
+    return TargetData(arch=target.arch, status=target.status, message=target.message, original_file=original_file,
+                      original_line=original_line, wave_size=target.wave_size)
 
 
 def summary_by_file(diagnostics: list[DiagnosticData]) -> dict[str, dict[str, int]]:
@@ -51,9 +59,13 @@ def summary_by_file(diagnostics: list[DiagnosticData]) -> dict[str, dict[str, in
 
 def compile_payload(report: CompileReport, line_map: TreeLineMap) -> CompileData:
     diagnostics = [diagnostic_data(tu, d, line_map) for tu, d in report.diagnostics]
+    files = [file_data(result, line_map) for result in report.files]
     return CompileData(
         mode="per_tu",
-        files=[file_data(result, line_map) for result in report.files],
+        files=files,
+        offload_archs=list(report.offload_archs),
+        failed_targets=failed_targets([f["targets"] for f in files], report.offload_archs),
+        hip_defines=[{**d.to_dict()} for d in report.defines],
         diagnostics=diagnostics,
         summary=summary_by_file(diagnostics),
         cache={"hits": report.cache_hits, "misses": report.cache_misses},

@@ -1,0 +1,110 @@
+"""A headless-Chromium look at per-target results: a real run (translation with its 64-bit mask fix
+switched off, compile for the three default targets in the sandbox over the default root) whose run
+page names the targets that fail and whose compile page shows the file-by-target matrix, the mask
+failure linking to the translation's wavefront finding. Screenshots go to the test artifacts folder
+(``MIGRATOR_TEST_ARTIFACTS``, default ``var/test-artifacts``), never the repository."""
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from django.contrib.auth.models import User
+from pytest_django.live_server_helper import LiveServer
+
+from migrator.accounts.models import Team
+from migrator.pipeline.orchestrator import run_sync
+from migrator.projects import actions
+from migrator.projects.models import Run
+from migrator.reports.build import build_report
+from tests.conftest import VADD_CU, make_tar_gz, sign_in_as_alice
+from tests.outcomes.real_toolchain import require_root
+from tests.toolchain.test_toolchain_targets import REDUCE_CU, WAVE32_HIP
+from worker.toolchain.detect import detect_toolchain
+from worker.toolchain.version_defines import hip_major_minor
+
+if TYPE_CHECKING:  # Playwright is imported where a browser starts
+    from playwright.sync_api import Page
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(os.environ.get("MIGRATOR_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed (./dev installs it)"),
+]
+
+
+@pytest.fixture
+def run(team_user: tuple[User, Team], only_stages: Callable[..., None]) -> Run:
+    require_root()
+    if hip_major_minor(detect_toolchain().hipcc_version) < (7, 0):
+        pytest.skip("HIP 7 refuses 32-bit masks; the default root here is older")
+    only_stages("fetch", "scan", "hipify", "compile")
+    user, team = team_user
+    project = actions.create_project(team, "targets-demo", user=user,
+                                     settings={"disabled_fix_rules": ["wavefront.full-mask-64"], "build_mode": "per_tu"})
+    files = {"src/reduce.cu": REDUCE_CU, "src/count.hip": WAVE32_HIP, "src/vadd.cu": VADD_CU}
+    actions.store_archive(project, io.BytesIO(make_tar_gz(files)), "src.tgz", user)
+    return run_sync(actions.create_run(project, user=user))
+
+
+@pytest.fixture
+def page(live_server: LiveServer) -> Iterator[Page]:
+    from playwright.sync_api import sync_playwright
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(20_000)
+        yield page
+        browser.close()
+
+
+def test_the_compile_page_shows_which_targets_each_file_fails_on(page: Page, live_server: LiveServer, run: Run) -> None:
+    compile_stage = run.stages.get(name="compile")
+    assert compile_stage.state == "failed", compile_stage.summary
+    assert compile_stage.summary.endswith("(failing for gfx90a, gfx942, gfx1100).")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    base = live_server.url
+    sign_in_as_alice(page, base)
+
+    page.goto(f"{base}/runs/{run.pk}/")
+    assert page.locator("#run-failed-targets").inner_text().startswith("Fails to compile for: gfx90a, gfx942, gfx1100")
+    page.click("#run-failed-targets a")
+    table = page.locator("#target-matrix-table")
+    table.wait_for()
+    assert [h.inner_text() for h in table.locator("th.target-arch").all()] == ["gfx90a", "gfx942", "gfx1100"]
+    assert [c.inner_text() for c in table.locator("tr.target-totals td.num").all()] == ["1 / 3", "1 / 3", "2 / 3"]
+    rows = {r.locator("td").first.inner_text(): r for r in table.locator("tr.target-row").all()}
+    assert sorted(rows) == ["src/count.hip", "src/reduce.cu"]  # vadd.cu passed everywhere: no row
+    count = [c.inner_text() for c in rows["src/count.hip"].locator("td.target-cell").all()]
+    assert [c.split()[0] for c in count] == ["failed", "failed", "passed"] and "wave size" in count[0]
+    reduce = rows["src/reduce.cu"].locator("td.target-cell")
+    assert reduce.count() == 3 and all("failed" in c.inner_text() for c in reduce.all())
+    assert "mask must be a 64-bit integer" in (reduce.first.get_attribute("title") or "")
+    page.screenshot(path=str(ARTIFACTS / "compile-target-matrix.png"), full_page=True)
+
+    link = rows["src/reduce.cu"].locator("a.wavefront-link").first
+    assert link.inner_text() == "finding: full-mask-32"
+    link.click()
+    finding = page.locator("tr.wavefront-hazard:target")
+    finding.wait_for()
+    assert "src/reduce.cu:7" in finding.inner_text() and "not applied" in finding.inner_text()
+
+    root = detect_toolchain()  # the report says what the compile ran with, enough to redo it
+    compiled = build_report(run)["compile"]
+    assert isinstance(compiled, dict)
+    assert compiled["toolchain"] == {"name": root.name, "hip_version": root.hipcc_version, "clang_version": root.clang_version}
+    assert compiled["offload_archs"] == ["gfx90a", "gfx942", "gfx1100"]
+    assert compiled["failed_by_target"] == {"src/count.hip": ["gfx90a", "gfx942"], "src/reduce.cu": ["gfx90a", "gfx942", "gfx1100"]}
+    page.goto(f"{base}/runs/{run.pk}/report")
+    page.locator("summary", has_text="Compile:").click()  # the compile section, folded on the page
+    text = page.locator("main").inner_text()
+    assert f"Toolchain: {root.name} (HIP {root.hipcc_version}, clang {root.clang_version})" in text
+    assert "Targets: gfx90a, gfx942, gfx1100" in text and "Fails for: gfx90a, gfx942, gfx1100" in text
