@@ -1,6 +1,7 @@
 """PyTorch extension kernels compiled here, in the sandbox, against the hipified header tree of the worker's
 torch: a setup.py extension with two kernels and a binding, a JIT ``load()`` project, a seeded compile
-error reported at the original file and line. One header tree and one object cache serve the module."""
+error reported at the original file and line. One header tree and one object cache serve the module; the
+projects are compiled for one offload target (the default targets are checked where no compile is needed)."""
 from __future__ import annotations
 
 import html
@@ -25,11 +26,14 @@ from worker.project_settings import ProjectSettings
 from worker.scanning.extension_units import extension_units
 from worker.stages import compile as compile_stage
 from worker.stages import hipify, scan
+from worker.stages.extension_compile import runner_commands
 from worker.toolchain.extension_build import map_nvcc_flags
 from worker.toolchain.torch_headers import CMAKE_MACROS, ensure_header_tree, header_store, torch_install, tree_key
 
 pytestmark = needs_torch
 CHECKED = "hipified; linking and running need a ROCm PyTorch runner"
+ARCH = "gfx90a"
+ONE_TARGET: dict[str, object] = {"offload_archs": [ARCH]}  # the compiled projects' settings (one target: faster)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +49,8 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def _context(root: Path, cache: Path, previous: dict[str, dict[str, Any]] | None = None,
              logs: list[str] | None = None) -> StageContext:
-    return StageContext(run_id=1, project_id=1, workspace=Workspace(root), settings=ProjectSettings.from_dict({}),
+    return StageContext(run_id=1, project_id=1, workspace=Workspace(root),
+                        settings=ProjectSettings.from_dict(ONE_TARGET),
                         cache_dir=cache, source_spec={"kind": "archive"}, previous=previous or {},
                         log=(logs.append if logs is not None else lambda text: None))
 
@@ -96,6 +101,9 @@ def test_the_builds_are_read_without_running_them() -> None:
     assert (jit.how, jit.name, jit.directory) == ("load", "jitops_kernels", "jitops")
     assert jit.sources == ["jitops/kernels/gather_scale.cu", "jitops/kernels/binding.cpp"]
     assert jit.nvcc_flags == ["-O3", "--expt-extended-lambda"]
+    archs = ProjectSettings().offload_archs  # a runner builds for every target of the run
+    assert runner_commands([jit], archs, FIXTURES / "jitops")[0].startswith(
+        f"cd /workspace/hip && PYTORCH_ROCM_ARCH='{';'.join(archs)}' python3 jitops/ops.py")
 
 
 def test_a_setup_py_extension_compiles_in_the_sandbox(shared: Path) -> None:
@@ -106,13 +114,13 @@ def test_a_setup_py_extension_compiles_in_the_sandbox(shared: Path) -> None:
         "csrc/rowops.cpp": "passed", "csrc/cuda/row_softmax.cu": "passed", "csrc/cuda/row_rmsnorm.cu": "passed"}
     assert all(f["object_size"] > 0 for f in result.data["files"])
     hip_command = next(f["command"] for f in result.data["files"] if f["path"] == "csrc/hip/row_softmax.hip")
-    assert "--offload-arch=gfx90a" in hip_command and "-ffast-math" in hip_command
+    assert f"--offload-arch={ARCH}" in hip_command and "-ffast-math" in hip_command
     assert "-DROWOPS_MAX_THREADS=256" in hip_command and "-DTORCH_EXTENSION_NAME=_C" in hip_command
     (extension,) = result.data["extensions"]
     assert extension["state"] == "passed" and extension["link"] == "needs a ROCm PyTorch runner"
     assert extension["checked"] == result.data["checked"]
     assert result.data["checked"].startswith(f"compiled against PyTorch {ensure_header_tree().torch_version}'s")
-    assert result.data["would_run"] == ["cd /workspace/hip && PYTORCH_ROCM_ARCH='gfx90a' python3 -m pip install "
+    assert result.data["would_run"] == [f"cd /workspace/hip && PYTORCH_ROCM_ARCH='{ARCH}' python3 -m pip install "
                                         "--no-build-isolation --no-deps -v ."]
 
 
@@ -139,14 +147,14 @@ def test_a_jit_load_project_compiles_through_the_pipeline_and_needs_a_rocm_pytor
     only_stages("fetch", "scan", "hipify", "compile", "link")
     files = {p.relative_to(FIXTURES / "jitops").as_posix(): p.read_text() for p in (FIXTURES / "jitops").rglob("*")
              if p.is_file()}
-    run = run_project(team_user, files)
+    run = run_project(team_user, files, ONE_TARGET)
     compiled, linked = run.stages.get(name="compile"), run.stages.get(name="link")
     assert compiled.state == "passed", compiled.summary
     assert {f["original_path"] for f in compiled.data["files"]} == {"jitops/kernels/gather_scale.cu",
                                                                     "jitops/kernels/binding.cpp"}
     would_run = compiled.data["would_run"]  # no setup.py: never pip install, the script builds it at run time
     assert not any("pip install" in command for command in would_run)
-    assert would_run[0].startswith("cd /workspace/hip && PYTORCH_ROCM_ARCH='gfx90a' python3 jitops/ops.py")
+    assert would_run[0].startswith(f"cd /workspace/hip && PYTORCH_ROCM_ARCH='{ARCH}' python3 jitops/ops.py")
     assert linked.state == "skipped" and linked.data["no_pytorch_runner"]
     assert "needs a ROCm PyTorch runner" in linked.summary
     assert unchecked_reason(linked) == NO_ROCM_PYTORCH_RUNNER
@@ -180,7 +188,7 @@ def test_a_core_with_bindings_is_built_whole_each_part_with_its_own_result(share
     assert "configure" in [step["name"] for step in core["project_build"]["steps"]]
     assert {f["original_path"] for f in result.data["files"]} == {"bindings/torch/voxkit_torch.cpp",
                                                                   "bindings/torch/occupancy_ops.cu"}
-    assert result.data["would_run"] == ["cd /workspace/hip/bindings/torch && PYTORCH_ROCM_ARCH='gfx90a' python3 -m "
+    assert result.data["would_run"] == [f"cd /workspace/hip/bindings/torch && PYTORCH_ROCM_ARCH='{ARCH}' python3 -m "
                                         "pip install --no-build-isolation --no-deps -v ."]
 
 

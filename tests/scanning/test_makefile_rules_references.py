@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from worker.project_settings import ProjectSettings
 from worker.scanning.findings import fix_tree
+from worker.scanning.nvcc_flags import offload_flags
 from worker.toolchain.make_db import parse_dry_run
 from worker.toolchain.roots import default_root
 from worker.toolchain.sandbox import Sandbox, SandboxLimits
@@ -63,10 +65,11 @@ def test_every_rule_fired_and_each_line_keeps_its_references_whole(converted: tu
     unbalanced = [(before, line) for before, line in zip(original, after, strict=True) if not balanced(line)]
     assert unbalanced == []
     assert not any(line.rstrip().endswith("+= )") or "$()" in line for line in after)
-    assert "NVCCFLAGS += --offload-arch=gfx90a $(EXTRA)" in after  # -arch=$(ARCH) with ARCH = sm_60
+    targets = offload_flags(ProjectSettings().offload_archs)  # fix_tree's default: the run's targets
+    assert f"NVCCFLAGS += {targets} $(EXTRA)" in after  # -arch=$(ARCH) with ARCH = sm_60
     assert "NVCCFLAGS +=  $(EXTRA)" in after  # -maxrregcount $(maxregisters), its value gone with it
     assert ("NVCCFLAGS += hipcc --hipstdpar --hipstdpar-path=/usr/include/thrust/system/hip/hipstdpar "
-            "--offload-arch=gfx90a $(EXTRA)") in after  # nvc++ -stdpar=gpu -gpu=cc80
+            f"{targets} $(EXTRA)") in after  # nvc++ -stdpar=gpu -gpu=cc80
 
 
 def test_applying_the_fixes_twice_changes_nothing(converted: tuple[Path, list[str]]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from worker.project_settings import ProjectSettings
 from worker.scanning.findings import fix_tree, scan_build_files
 from worker.scanning.model import Finding
 
@@ -67,8 +68,9 @@ def test_setup_py_without_a_hip_branch_gets_probes_reported_and_arch_lists_fixed
     assert rules["python-build.cuda-version-probe"][0].text == "torch.version.cuda"
     assert rules["dependencies.cuda-local-version"][0].severity == "info"  # inside a message, not a pin
     arch = {f.text: f.replacement for f in rules["python-build.nvidia-arch-flag"]}
-    assert arch == {"TORCH_CUDA_ARCH_LIST": "PYTORCH_ROCM_ARCH", "-gencode": "--offload-arch=gfx90a",
-                    "arch=compute_80,code=sm_80": "--offload-arch=gfx90a"}
+    first, *_ = archs = ProjectSettings().offload_archs  # the scan's default targets
+    assert arch == {"TORCH_CUDA_ARCH_LIST": "PYTORCH_ROCM_ARCH", "-gencode": f"--offload-arch={first}",
+                    "arch=compute_80,code=sm_80": f"--offload-arch={','.join(archs)}"}  # two list items: all targets
 
 
 def test_ci_action_inputs_are_never_rewritten(write_tree: WriteTree) -> None:

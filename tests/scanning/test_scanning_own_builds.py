@@ -43,7 +43,8 @@ def test_fixes_are_idempotent_and_each_names_its_rule(builds: dict[str, tuple[Fi
 def test_cmake_goes_to_the_hip_language_with_rocm_packages(builds: dict[str, tuple[FixtureBuild, Path]]) -> None:
     _, hip = builds["cmake_samples"]
     top = (hip / "CMakeLists.txt").read_text()
-    assert "project(gpu_samples LANGUAGES C CXX HIP)" in top and "set(CMAKE_HIP_ARCHITECTURES gfx90a;gfx942;gfx1100)" in top
+    targets = ";".join(ProjectSettings().offload_archs)  # the hipify stage's default settings
+    assert "project(gpu_samples LANGUAGES C CXX HIP)" in top and f"set(CMAKE_HIP_ARCHITECTURES {targets})" in top
     assert "find_package(hip REQUIRED)\nfind_package(hipfft REQUIRED)" in top  # hipfft is linked below
     sample = (hip / "samples" / "vectorScale" / "CMakeLists.txt").read_text()
     assert "set_source_files_properties(vectorScale.cu scale_kernels.cu PROPERTIES LANGUAGE HIP)" in sample
@@ -52,7 +53,7 @@ def test_cmake_goes_to_the_hip_language_with_rocm_packages(builds: dict[str, tup
     fft = (hip / "samples" / "fftFilter" / "CMakeLists.txt").read_text()
     assert "project(fftFilter LANGUAGES CXX HIP)" in fft  # hip-config needs C or CXX
     assert "set_source_files_properties(${FILTER_KERNELS} PROPERTIES LANGUAGE HIP)" in fft
-    assert "hip::hipfft" in fft and 'HIP_ARCHITECTURES "gfx90a"' in fft
+    assert "hip::hipfft" in fft and f'HIP_ARCHITECTURES "{targets}"' in fft
     sort = (hip / "samples" / "sortPairs" / "CMakeLists.txt").read_text()
     assert "target_link_libraries(sortPairs PRIVATE hip::host)" in sort  # main.cpp includes the runtime header
 

@@ -79,8 +79,8 @@ def plan_build(
     read_tree: Path | None = None, folders: Sequence[str] = (), defines: Sequence[VersionDefine] = (),
 ) -> tuple[str, list[BuildStep]]:
     """The steps of the project's own build, with paths as the sandbox sees them; the build files are
-    looked for in ``read_tree`` (default ``hip_tree``). ``defines`` go on CMake's HIP and C++ flags and
-    Make's ``HIPFLAGS`` (and, for any hipcc, ``define_environment``)."""
+    looked for in ``read_tree`` (default ``hip_tree``). ``defines`` go on CMake's HIP and C++ flags (a Makefile
+    build gets them with the offload targets from ``make_build.make_environment``)."""
     jobs = str(os.cpu_count() or 1)
     source, build = _inside(workspace, hip_tree), _inside(workspace, build_dir)
     hip_tree = read_tree or hip_tree
