@@ -49,7 +49,7 @@ def runs(team_user: tuple[User, Team], only_stages: Callable[..., None], tmp_pat
     second = actions.create_run(project, user=user)
     data, _ = compile_data(tmp_path / "ws", {
         "src/tensor_contract.hip": RT + "#include <hiptensor/hiptensor.h>\n", "src/tensor_reduce.hip": RT + "#include <hiptensor/hiptensor.h>\n",
-        "src/left.hip": RT + "void h() { cudaFoo(); cudaBar(); }\n", "src/flags.hip": RT + "#include <hipblas.h>\n",
+        "src/left.hip": RT + "int h(hipGraphNodeType t) { int b = 0; (void)hipDeviceGetAttribute(&b, cudaDevAttrMaxBlocksPerMultiprocessor, 0); return t == cudaGraphNodeTypeConditional ? b : 0; }\n", "src/flags.hip": RT + "#include <hipblas.h>\n",
     })
     for entry in data["files"]:
         entry["command"] = ["hipcc", "--offload-arch=gfx90a", "-Isrc", "-x", "hip", entry["path"], "-o", f"build/obj/{entry['path']}.o"]
@@ -88,7 +88,7 @@ def test_a_team_sees_why_its_run_failed_and_how_its_port_moves(
     page.goto(f"{base}/runs/{second.pk}/")
     summary = page.locator("#cause-summary").inner_text()
     assert summary.startswith(f"Why it failed: 2 files fail because hipTensor is not in toolchain {require_root().name}")
-    assert "CUDA names left untranslated: cudaFoo, cudaBar" in summary
+    assert "CUDA names left untranslated: cudaDevAttrMaxBlocksPerMultiprocessor, cudaGraphNodeTypeConditional" in summary
     page.screenshot(path=str(ARTIFACTS / "run-cause-summary.png"), full_page=True)
 
     page.click("#stage-compile a")

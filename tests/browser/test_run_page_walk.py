@@ -41,7 +41,7 @@ ARTIFACTS = Path(os.environ.get("MIGRATOR_TEST_ARTIFACTS", Path(__file__).resolv
 WIDTHS = (1400, 800)
 NCCL_CU = "#include <cuda_runtime.h>\n#include <nccl.h>\nvoid all(ncclComm_t c) { (void)c; }\n"
 LEFT_CU = ("#include <cuda_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n"
-           "void h() { int unused_here; cudaFoo(); cudaBar(); }\n")
+           "int h(cudaGraphNodeType t) { int unused_here; int b = 0; cudaDeviceGetAttribute(&b, cudaDevAttrMaxBlocksPerMultiprocessor, 0); return t == cudaGraphNodeTypeConditional ? b : 0; }\n")
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -170,12 +170,12 @@ def test_a_failed_run_says_why_and_what_to_do_next_with_links_to_the_lines(
     def check(p: Page) -> None:
         headline = p.locator("#cause-summary").inner_text()
         assert headline.startswith("Why it failed: 1 file fails because RCCL is not in toolchain rocm-6.4 (package librccl-dev) (environment)")
-        assert "CUDA names left untranslated: cudaFoo, cudaBar (translation)" in headline
+        assert "CUDA names left untranslated: cudaDevAttrMaxBlocksPerMultiprocessor, cudaGraphNodeTypeConditional (translation)" in headline
         steps = p.locator("#next-steps li")
         assert steps.count() == 2
         assert steps.nth(0).inner_text().startswith("Install RCCL (Debian package librccl-dev) in toolchain rocm-6.4")
         assert "src/nccl_all.cu:2" in steps.nth(0).inner_text()
-        assert steps.nth(1).inner_text().startswith("src/left.cu:3: translate the CUDA names left (cudaFoo, cudaBar)")
+        assert steps.nth(1).inner_text().startswith("src/left.cu:3: translate the CUDA names left (cudaDevAttrMaxBlocksPerMultiprocessor, cudaGraphNodeTypeConditional)")
         assert all(p.locator("#next-steps li a.step-link").nth(i).inner_text() == "diff" for i in range(2))
 
     _at_each_width(page, f"{base}/runs/{failed_run.pk}/", "failed-run", check)

@@ -18,7 +18,7 @@ RUNTIME = "#include <hip/hip_runtime.h>\n"
 SOURCES = {
     "src/tensor_ops.hip": RUNTIME + "#include <hiptensor/hiptensor.h>\n",
     "src/tensor_more.hip": RUNTIME + "#include <hiptensor/hiptensor.h>\n",
-    "src/left.hip": RUNTIME + "void h() { cudaFoo(); }\n",
+    "src/left.hip": RUNTIME + "int h() { int b = 0; (void)hipDeviceGetAttribute(&b, cudaDevAttrMaxBlocksPerMultiprocessor, 0); return b; }\n",
     "src/fine.hip": RUNTIME + "__global__ void ok(float* x) { x[0] = 1.0f; }\n",
 }
 
@@ -48,7 +48,7 @@ def test_the_run_page_opens_with_one_line_of_causes(failed_run: Run, alice_clien
     page = alice_client.get(f"/runs/{failed_run.pk}/").content.decode()
     assert 'id="cause-summary"' in page
     assert f"2 files fail because hipTensor is not in toolchain {require_root().name}" in page
-    assert "1 file on CUDA names left untranslated: cudaFoo (translation)" in page
+    assert "1 file on CUDA names left untranslated: cudaDevAttrMaxBlocksPerMultiprocessor (translation)" in page
 
 
 @pytest.mark.django_db

@@ -18,7 +18,7 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, object], d
     sources = {
         "tensor_contract.hip": RUNTIME + "#include <hiptensor/hiptensor.h>\nint f() { return 0; }\n",
         "tensor_reduce.hip": RUNTIME + "#include <hiptensor/hiptensor.h>\nint g() { return 1; }\n",
-        "left.hip": RUNTIME + "__global__ void k(float* x) { x[0] = 1; }\nvoid h() { cudaDeviceReset(); cudaFoo(); }\n",
+        "left.hip": RUNTIME + "__global__ void k(float* x) { x[0] = 1; }\nint h(hipGraphNodeType t) { return t == cudaGraphNodeTypeConditional ? cudaErrorLossyQuery : 0; }\n",
         "gemm.hip": RUNTIME + "#include <hipblas.h>\n",
         "interop.hip": RUNTIME + "#include <cuda_gl_interop.h>\n",
         "ext/muladd.cpp": "#include <Python.h>\n",
@@ -66,7 +66,7 @@ def test_the_summary_puts_the_largest_environment_group_first_with_grammar(
     groups = group_causes(compile_causes(data))
     line = summary_line(groups)
     assert line.startswith(f"2 files fail because hipTensor is not in toolchain {require_root().name}")
-    assert "1 file on CUDA names left untranslated: cudaDeviceReset, cudaFoo (translation)" in line
+    assert "1 file on CUDA names left untranslated: cudaGraphNodeTypeConditional, cudaErrorLossyQuery (translation)" in line
     assert "1 files" not in line
     assert [g.kind for g in groups][0] == "environment" and groups[-1].kind == "project_code"
 

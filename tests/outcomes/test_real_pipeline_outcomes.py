@@ -20,7 +20,7 @@ from tests.outcomes.real_toolchain import require_root
 pytestmark = pytest.mark.django_db
 
 TENSOR_CU = "#include <cuda_runtime.h>\n#include <hiptensor/hiptensor.h>\nint contract() { return 0; }\n"
-LEFT_CU = "#include <cuda_runtime.h>\nvoid reset() { cudaFooBarBaz(); }\n"
+LEFT_CU = "#include <cuda_runtime.h>\nint blocks() { int b = 0; cudaDeviceGetAttribute(&b, cudaDevAttrMaxBlocksPerMultiprocessor, 0); return b; }\n"
 
 
 def run_project(team: Team, name: str, files: dict[str, str]) -> Run:
@@ -46,7 +46,7 @@ def test_a_real_compile_failure_is_classified_by_cause(team_user: tuple[User, Te
     by_kind = {g.kind: g for g in causes.groups}
     assert set(by_kind) == {"environment", "translation"}
     assert by_kind["environment"].files == ["src/contract.cu"] and "hipTensor is not in toolchain" in by_kind["environment"].reason
-    assert by_kind["translation"].names == ["cudaFooBarBaz"]
+    assert by_kind["translation"].names == ["cudaDevAttrMaxBlocksPerMultiprocessor"]
     assert causes.summary.startswith("1 file fails because hipTensor is not in toolchain")
     commands = {f["original_path"]: f["command"] for f in compile_stage.data["files"]}
     assert any("--offload-arch=gfx90a" in arg for arg in commands["src/contract.cu"])

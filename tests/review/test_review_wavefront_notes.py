@@ -18,7 +18,7 @@ VOTE_CU = """#include <cuda_runtime.h>
 __global__ void vote(const int* x, int* out) {
   unsigned m = __ballot_sync(0xffffffff, x[threadIdx.x] > 0);
   int lane = threadIdx.x % 32;
-  asm volatile("membar.gl;");
+  asm volatile("prefetch.global.L2 [%0];" :: "l"(x + threadIdx.x));  // no HIP rewrite (membar.gl has one)
   if (lane == 0) out[blockIdx.x] = __popc(m);
 }
 """
