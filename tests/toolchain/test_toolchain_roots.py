@@ -4,7 +4,7 @@
   default settings (three targets); on HIP 6.4 only because the compile stage defines
   HIP_ENABLE_WARP_SYNC_BUILTINS, which it does not on 7.2;
 - in the 7.2 root, programs using RCCL and roctx compile and link, and CMake projects with
-  ``find_package(rccl)`` and ``find_package(hip)`` configure and build in the sandbox.
+  ``find_package(rccl)``, ``find_package(hip)`` and ``find_package(OpenMP)`` configure and build in the sandbox.
 """
 from __future__ import annotations
 
@@ -63,15 +63,17 @@ int main() {
   return roctxRangePop() >= 0 ? 0 : 1;
 }
 """
-# One configure for both: a HIP-language target linking RCCL's package, a C++ one through hip::device.
+# One configure for all: a HIP-language target linking RCCL's package, a C++ one through hip::device that also
+# uses OpenMP with hipcc's own clang (as cuda-samples' top-level CMakeLists.txt asks for it).
 CMAKE_RCCL_AND_HIP = """cmake_minimum_required(VERSION 3.21)
 project(collectives LANGUAGES CXX HIP)
 find_package(hip REQUIRED)
 find_package(rccl REQUIRED)
+find_package(OpenMP REQUIRED)
 add_executable(allreduce allreduce.hip)
 target_link_libraries(allreduce PRIVATE hip::host roc::rccl)
 add_executable(vecadd vecadd.cpp)
-target_link_libraries(vecadd PRIVATE hip::device)
+target_link_libraries(vecadd PRIVATE hip::device OpenMP::OpenMP_CXX)
 """
 VECADD_CPP = """#include <hip/hip_runtime.h>
 __global__ void k(float* x) { x[0] = 1.0f; }
