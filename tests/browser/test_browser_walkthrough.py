@@ -5,9 +5,7 @@ from a log line, find it by search.
 """
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -25,7 +23,6 @@ from tests.conftest import make_tar_gz, sign_in_as_alice
 if TYPE_CHECKING:  # Playwright is imported where a browser starts
     from playwright.sync_api import Page
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BAD_CU = """#include <cuda_runtime.h>
 
 __global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }
@@ -53,22 +50,6 @@ def failed_run(team_user: tuple[User, Team], only_stages: Callable[..., None]) -
     return orchestrator.run_sync(actions.create_run(project, user=user))
 
 
-@pytest.fixture
-def page(live_server: LiveServer) -> Iterator[Page]:
-    from playwright.sync_api import sync_playwright
-
-    if not os.path.exists(CHROMIUM):  # ours to install, so a missing browser is a broken set-up, not a skip
-        pytest.fail("Debian's chromium is not installed: ./dev installs it (apt-get install chromium)")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop in this thread
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        ])
-        page = browser.new_page()
-        page.set_default_timeout(20_000)
-        yield page
-        browser.close()
 
 
 def test_a_user_walks_from_a_failure_to_a_new_notebook_entry(

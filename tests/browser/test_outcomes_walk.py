@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,14 +18,13 @@ from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions, transitions
 from migrator.projects.constants import StageState
 from migrator.projects.models import Run
+from tests.browser.chromium import ARTIFACTS, CHROMIUM
 from tests.conftest import VADD_CU, make_tar_gz, sign_in_as_alice
 from tests.outcomes.real_toolchain import compile_data, require_root
 
 if TYPE_CHECKING:  # Playwright is imported where a browser starts
     from playwright.sync_api import Page
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(os.environ.get("MIGRATOR_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
 RT = "#include <hip/hip_runtime.h>\n"
 
 pytestmark = [
@@ -64,17 +62,6 @@ def runs(team_user: tuple[User, Team], only_stages: Callable[..., None], tmp_pat
     return first, second
 
 
-@pytest.fixture
-def page(live_server: LiveServer) -> Iterator[Page]:
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(20_000)
-        yield page
-        browser.close()
 
 
 def test_a_team_sees_why_its_run_failed_and_how_its_port_moves(

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -30,14 +28,13 @@ from migrator.projects import actions, transitions
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import Project, ReferenceRun, Run, Stage
 from migrator.reports.icons import EMOJI
+from tests.browser.chromium import ARTIFACTS, CHROMIUM
 from tests.conftest import VADD_CU, make_tar_gz, sign_in_as_alice
 from tests.outcomes.real_toolchain import require_root
 
 if TYPE_CHECKING:  # Playwright is imported where a browser starts
     from playwright.sync_api import Page
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(os.environ.get("MIGRATOR_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
 WIDTHS = (1400, 800)
 NCCL_CU = "#include <cuda_runtime.h>\n#include <nccl.h>\nvoid all(ncclComm_t c) { (void)c; }\n"
 LEFT_CU = ("#include <cuda_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n"
@@ -118,17 +115,6 @@ def queued_run(team_user: tuple[User, Team], other_team_user: tuple[User, Team])
     return ours, busy
 
 
-@pytest.fixture
-def page(live_server: LiveServer) -> Iterator[Page]:
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(20_000)
-        yield page
-        browser.close()
 
 
 def _fits(page: Page) -> None:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -21,6 +19,7 @@ from migrator.pipeline.orchestrator import run_sync
 from migrator.projects import actions
 from migrator.projects.models import Run
 from migrator.reports.build import build_report
+from tests.browser.chromium import ARTIFACTS, CHROMIUM
 from tests.conftest import VADD_CU, make_tar_gz, sign_in_as_alice
 from tests.outcomes.real_toolchain import require_root
 from tests.toolchain.test_toolchain_targets import REDUCE_CU, WAVE32_HIP
@@ -30,8 +29,6 @@ from worker.toolchain.version_defines import hip_major_minor
 if TYPE_CHECKING:  # Playwright is imported where a browser starts
     from playwright.sync_api import Page
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(os.environ.get("MIGRATOR_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -53,17 +50,6 @@ def run(team_user: tuple[User, Team], only_stages: Callable[..., None]) -> Run:
     return run_sync(actions.create_run(project, user=user))
 
 
-@pytest.fixture
-def page(live_server: LiveServer) -> Iterator[Page]:
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(20_000)
-        yield page
-        browser.close()
 
 
 def test_the_compile_page_shows_which_targets_each_file_fails_on(page: Page, live_server: LiveServer, run: Run) -> None:
