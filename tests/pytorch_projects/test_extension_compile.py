@@ -97,6 +97,8 @@ def test_the_builds_are_read_without_running_them() -> None:
     assert unit.cxx_flags == ["-O2"]
     mapped, _notes = map_nvcc_flags(unit.nvcc_flags, ("gfx90a",))
     assert mapped == ["-O3", "-ffast-math", "-fno-strict-aliasing"]
+    # nvcc's compile threads, however spelled, in a list that never names nvcc (as a quantisation package has it)
+    assert map_nvcc_flags(["--threads=8", "--threads", "4", "-t=2", "-O2"], ("gfx90a",))[0] == ["-O2"]
     (jit,) = extension_units(FIXTURES / "jitops", (), [])
     assert (jit.how, jit.name, jit.directory) == ("load", "jitops_kernels", "jitops")
     assert jit.sources == ["jitops/kernels/gather_scale.cu", "jitops/kernels/binding.cpp"]

@@ -125,7 +125,7 @@ def split_gencode_value(value: str, archs: Sequence[str]) -> str | None:
     return offload_flags(archs, one_argument=True) if _SPLIT_GENCODE_VALUE.match(value) else None
 
 
-def _dropped_hits(line: str) -> list[RuleHit]:
+def _dropped_hits(line: str, nvcc_only: bool = False) -> list[RuleHit]:
     hits = [make_hit(m, "nvcc-only-flag", "error", "nvcc-only switch (lambdas, constexpr, resource usage); hipcc "
                      "(clang) rejects it and needs no such flag, so it is dropped.", replacement="")
             for m in _DROPPED.finditer(line)]
@@ -139,7 +139,7 @@ def _dropped_hits(line: str) -> list[RuleHit]:
                       "dropped.", replacement="") for m in _DROPPED_WITH_VALUE.finditer(line)]
     hits += [make_hit(m, "nvcc-only-flag", "error", "nvcc's compile threads; hipcc builds offload targets in "
                       "one process (use -parallel-jobs=N for parallel targets), so it is dropped.", replacement="")
-             for m in _THREADS.finditer(line) if _NVCC_CONTEXT.search(line)]
+             for m in _THREADS.finditer(line) if nvcc_only or _NVCC_CONTEXT.search(line)]
     return hits
 
 
@@ -173,7 +173,8 @@ def _mapped_hits(line: str, family: str) -> list[RuleHit]:
 
 
 def nvcc_flag_hits(line: str, archs: Sequence[str], family: str,
-                   loop_vars: frozenset[str] = frozenset()) -> list[RuleHit]:
-    """Every nvcc-only flag of one line, with its replacement when one is safe."""
-    return (_arch_hits(line, archs, loop_vars, family == "python-build") + _dropped_hits(line) + _mapped_hits(line, family)
-            + arch_list_hits(line, archs))
+                   loop_vars: frozenset[str] = frozenset(), *, nvcc_only: bool = False) -> list[RuleHit]:
+    """Every nvcc-only flag of one line, with its replacement when one is safe. ``nvcc_only``: the line holds
+    nvcc's flags alone (an extension's ``extra_compile_args['nvcc']``), so ``-t N`` is nvcc's without nvcc named."""
+    return (_arch_hits(line, archs, loop_vars, family == "python-build") + _dropped_hits(line, nvcc_only)
+            + _mapped_hits(line, family) + arch_list_hits(line, archs))

@@ -51,7 +51,7 @@ class ExtensionPlan:
 def map_nvcc_flags(flags: Sequence[str], archs: Sequence[str]) -> tuple[list[str], list[str]]:
     """The extension's nvcc flags for clang: mapped, or dropped with a note; target flags give way to the run's."""
     line = shlex.join(flags)
-    hits = sorted(nvcc_flag_hits(line, archs, "setup"), key=lambda hit: hit.column, reverse=True)
+    hits = sorted(nvcc_flag_hits(line, archs, "setup", nvcc_only=True), key=lambda hit: hit.column, reverse=True)
     notes = []
     for hit in hits:
         if hit.replacement is None:
