@@ -1,6 +1,9 @@
 """Projects, their runs and each run's stages with their streamed logs."""
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Protocol
+
 from django.conf import settings as django_settings
 from django.db import models
 from django.db.models import Q
@@ -116,7 +119,28 @@ class Run(models.Model):
         return None
 
 
-class Stage(models.Model):
+
+class _Timed(Protocol):
+    state: str
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class TimedWork:
+    """What a stage and the CUDA reference share: whether the state is final, and how long the work took."""
+
+    @property
+    def is_final(self: _Timed) -> bool:
+        return self.state in FINAL_STAGE_STATES
+
+    @property
+    def duration_s(self: _Timed) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class Stage(TimedWork, models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="stages")
     name = models.CharField(max_length=20)
     position = models.PositiveSmallIntegerField()
@@ -147,16 +171,6 @@ class Stage(models.Model):
         return f"{self.run} {self.name}"
 
     @property
-    def is_final(self) -> bool:
-        return self.state in FINAL_STAGE_STATES
-
-    @property
-    def duration_s(self) -> float | None:
-        if self.started_at and self.finished_at:
-            return (self.finished_at - self.started_at).total_seconds()
-        return None
-
-    @property
     def waiting_for_rocm_runner(self) -> bool:
         return self.state == StageState.QUEUED and self.queued_at is not None and is_rocm_queue(self.queue)
 
@@ -170,7 +184,7 @@ class Stage(models.Model):
         return min(100, round(100 * self.progress_done / self.progress_total))
 
 
-class ReferenceRun(models.Model):
+class ReferenceRun(TimedWork, models.Model):
     """The CUDA reference run of a run's smoke command: the untranslated sources built with nvcc and run on
     a CUDA runner, so the smoke stage can compare outputs. A row with a state like a stage's (queued,
     running, passed, failed, skipped, cancelled), created when smoke is next and a comparison is asked
@@ -197,15 +211,6 @@ class ReferenceRun(models.Model):
     def __str__(self) -> str:
         return f"{self.run} CUDA reference"
 
-    @property
-    def is_final(self) -> bool:
-        return self.state in FINAL_STAGE_STATES
-
-    @property
-    def duration_s(self) -> float | None:
-        if self.started_at and self.finished_at:
-            return (self.finished_at - self.started_at).total_seconds()
-        return None
 
 
 class LogChunk(models.Model):
