@@ -201,7 +201,7 @@ def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") ->
     if _CMAKE.search(message) or family == "cmake_error":
         return Cause("build_configuration", "build-files", "the project's build files fail on ROCm", file, message)
     if found := _HIP_CALL_MISMATCH.search(message):
-        name = found["name"] or found["name2"]
+        name = found["name"]
         return Cause("translation", f"hip-signature:{name}", f"{name} takes other arguments than its CUDA "
                      "counterpart (a HIP API difference): adapt the call", file, message)
     return Cause("project_code", "cxx-error", "C++ errors in the project's code", file, message)
@@ -209,10 +209,7 @@ def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") ->
 
 # A call that translation renamed to a HIP function whose parameters differ from CUDA's (hipHostMalloc's flags,
 # overloads CUDA's headers add for C++): the mismatch is the port's, not the project's.
-_HIP_CALL_MISMATCH = re.compile(
-    r"no matching (?:member )?function for call to '(?P<name>(?:hip|roc)[A-Za-z0-9_]+)'"
-    r"|(?:invalid conversion|cannot convert|cannot initialize a parameter)[^\n]*?(?:in|of) (?:function |call to )"
-    r"'?(?:[^'\n]*[\s*&])?(?P<name2>(?:hip|roc)[A-Za-z0-9_]+)\(")
+_HIP_CALL_MISMATCH = re.compile(r"no matching (?:member )?function for call to '(?P<name>(?:hip|roc)[A-Za-z0-9_]+)'")
 
 
 def _errors_by_file(data: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
