@@ -13,7 +13,9 @@ Outputs: objects under ``/workspace/build/obj`` (per-TU mode: compiled from the 
 tree) or the project's own build in ``/workspace/hip`` (a fresh copy of the translated tree made in the
 sandbox) and ``/workspace/build``, all in the run's ``work/`` folder; data with toolchain, per-file
 results, diagnostics mapped to original lines (capped; all of them in ``records/compile.json``), a
-per-file summary and cache hits/misses. The streamed log is the raw compiler output.
+per-file summary and cache hits/misses; per GPU target, the file × target results (per-TU mode: ``files[].targets``;
+project mode: ``project_targets``, the outputs' device code and the failing units compiled again per target)
+and ``failed_targets``. The streamed log is the raw compiler output.
 Fails when the translated tree is missing, no toolchain root is installed, the sandbox cannot
 start (bubblewrap or user namespaces missing: nothing runs unsandboxed), any TU fails, times
 out or crashes the compiler, or (project mode) the sandboxed build fails.

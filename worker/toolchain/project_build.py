@@ -10,7 +10,8 @@ model of the targets (``cmake_build.py``: File API, keep-going, "nothing built")
 Makefiles are built one folder at a time as ``make_build.py`` says (make's own data base read first,
 ``make -k``, what was built checked); ``settings.build_command`` runs through
 ``sh -c`` inside the sandbox, in the translated tree. Compiler diagnostics and link problems are
-parsed from the combined output.
+parsed from the combined output. After a CMake or Make build, ``project_targets.py`` records the outputs and
+the failing units by GPU target.
 """
 from __future__ import annotations
 
