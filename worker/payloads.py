@@ -20,7 +20,8 @@ from translator.account import AccountTotals, TreeAccountData
 __all__ = [
     "AccountTotals", "BuildUnitData", "CheckData", "ClassificationData", "CompileData", "DiagnosticData",
     "FetchData", "FileData", "FixData", "HipifyData", "JsonObject", "LinkData", "LinkProblemData",
-    "LinkTargetData", "NotApplicableData", "ProjectBuildData", "ProjectKindData", "PythonScanData",
+    "LinkTargetData", "NotApplicableData", "ProjectBuildData", "ProjectOutputData", "ProjectTargetsData",
+    "ProjectUnitData", "ProjectKindData", "PythonScanData",
     "ReferenceData", "ScanData", "ScanFindingData", "SmokeData", "WavefrontHazardData",
 ]
 
@@ -221,6 +222,34 @@ class CMakeBuildData(TypedDict):
     c_std_default: str  # what a C source without a -std of its project gets
 
 
+class ProjectUnitData(TypedDict):
+    """One translation unit of a project's own build on each GPU target (``toolchain/project_targets.py``)."""
+
+    path: str  # tree-relative
+    original_path: str
+    status: str  # passed (the build made its output), failed (some target fails)
+    targets: list[TargetData]  # per offload target, in offload_archs order
+
+
+class ProjectOutputData(TypedDict):
+    """One output of a project's own build and the GPU targets its device code is for."""
+
+    path: str  # CMake: relative to the build folder; make: tree-relative
+    owner: str  # the CMake target or the make build folder
+    targets: list[str]  # offload targets whose code it holds
+    missing: list[str]  # the run's offload targets it lacks
+
+
+class ProjectTargetsData(TypedDict):
+    """The per-target matrix of a project's own build: its outputs, and its failing units compiled per target."""
+
+    commands_from: str  # compile_commands.json, make's dry run
+    units: list[ProjectUnitData]  # every device-code unit the build compiled (at most MAX_UNITS)
+    units_total: int
+    outputs: list[ProjectOutputData]  # outputs holding device code
+    failed_targets: list[str]
+
+
 class BuildUnitData(TypedDict):
     name: str
     kind: str
@@ -275,8 +304,9 @@ class CompileData(NotApplicableData, total=False):
     build_units: list[BuildUnitData]
     project_build: ProjectBuildData
     cmake_build: CMakeBuildData
+    project_targets: ProjectTargetsData  # project builds: outputs and failing units by GPU target
     offload_archs: list[str]  # the GPU targets every unit was compiled for, in one invocation each
-    failed_targets: list[str]  # those at least one unit failed for (per_tu mode)
+    failed_targets: list[str]  # those at least one unit failed for, or (project builds) an output lacks
     hip_defines: list[JsonObject]  # definitions this HIP version needed: name, reason (version_defines.py)
     # the kind gate: a PyTorch extension without ROCm PyTorch in the toolchain
     cause: str

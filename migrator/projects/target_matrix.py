@@ -1,10 +1,12 @@
 """The compile page's matrix: translation units by GPU target, from the compile stage's data.
 
 Each file's ``targets`` (``worker/toolchain/targets.py``) gives its result per target of
-``offload_archs``. The matrix lists the files that failed on some target (at most ``MAX_ROWS``) and a
-count of passing files per target; a failure about wave size links to the translation's wavefront
-finding at the same original place where there is one (the hipify stage's ``wavefront_hazards``, shown
-on its page with ids ``hipify-wavefront-hazards-<n>``).
+``offload_archs``: the per-file compile's ``files``, or for a project's own CMake or Make build its
+``project_targets`` (``worker/toolchain/project_targets.py``: the device-code units the build compiled,
+with the outputs and the targets their device code holds). The matrix lists the files that failed on
+some target (at most ``MAX_ROWS``) and a count of passing files per target; a failure about wave size
+links to the translation's wavefront finding at the same original place where there is one (the hipify
+stage's ``wavefront_hazards``, shown on its page with ids ``hipify-wavefront-hazards-<n>``).
 """
 from __future__ import annotations
 
@@ -33,6 +35,17 @@ class Row(TypedDict):
     cells: list[Cell]
 
 
+class OutputCell(TypedDict):
+    arch: str
+    held: bool
+
+
+class OutputRow(TypedDict):
+    path: str
+    owner: str  # the CMake target or the make build folder
+    cells: list[OutputCell]
+
+
 class Matrix(TypedDict):
     archs: list[str]
     rows: list[Row]  # files failing on some target
@@ -40,6 +53,9 @@ class Matrix(TypedDict):
     total: int
     failed_targets: list[str]
     truncated: int  # failing files not listed
+    project: bool  # a project's own build (the rows are its units compiled again per target)
+    commands_from: str  # project builds: whose commands compiled the failing units again
+    outputs: list[OutputRow]  # project builds: each output with device code, by target
 
 
 def _items(value: object) -> list[Item]:
@@ -66,12 +82,26 @@ def _cell(target: Item, hazards: Mapping[tuple[str, int], tuple[int, str]], hipi
                 finding_kind=found[1] if found else "")
 
 
+def _outputs(project: Item, archs: Sequence[str]) -> list[OutputRow]:
+    rows = []
+    for output in _items(project.get("outputs"))[:MAX_ROWS]:
+        held = output.get("targets")
+        found = {str(a) for a in held} if isinstance(held, list) else set()
+        rows.append(OutputRow(path=str(output.get("path") or ""), owner=str(output.get("owner") or ""),
+                              cells=[OutputCell(arch=arch, held=arch in found) for arch in archs]))
+    return rows
+
+
 def target_matrix(run_id: int, data: Item, hipify: Item) -> Matrix | None:
-    """The matrix for a per-file compile of several targets; None when there is nothing per target."""
+    """The matrix for a compile of several targets, file by file or by the project's own build; None when
+    there is nothing per target."""
     listed = data.get("offload_archs")
     archs = [a for a in listed if isinstance(a, str)] if isinstance(listed, list) else []
-    files = _items(data.get("files"))
-    if not archs or not files or not any(_items(f.get("targets")) for f in files):
+    project = data.get("project_targets")
+    project = project if isinstance(project, Mapping) else {}
+    files = _items(data.get("files")) or _items(project.get("units"))
+    outputs = _outputs(project, archs)
+    if not archs or not (outputs or files and any(_items(f.get("targets")) for f in files)):
         return None
     hazards = _hazard_index(hipify)
     hipify_url = f"{reverse('projects:run', args=[run_id])}?stage=hipify" if hazards else ""
@@ -89,9 +119,11 @@ def target_matrix(run_id: int, data: Item, hipify: Item) -> Matrix | None:
             cells = [_cell(by_arch.get(arch, {"arch": arch, "status": "unchecked"}), hazards, hipify_url) for arch in archs]
             rows.append(Row(file=str(entry.get("original_path") or entry.get("path") or ""), cells=cells))
     failed = data.get("failed_targets")
-    return Matrix(archs=archs, rows=rows, passed=passed, total=len(files),
+    total = project.get("units_total")
+    return Matrix(archs=archs, rows=rows, passed=passed, total=total if isinstance(total, int) and project else len(files),
                   failed_targets=[str(a) for a in failed] if isinstance(failed, list) else [],
-                  truncated=failing - len(rows))
+                  truncated=failing - len(rows), project=bool(project),
+                  commands_from=str(project.get("commands_from") or ""), outputs=outputs)
 
 
 def failed_target_names(data: Item) -> Sequence[str]:

@@ -234,6 +234,11 @@ def _compiled_with(c: JsonDict) -> str:
         rows = [[code(f), ", ".join(code(a) for a in archs)] for f, archs in list(failing.items())[:30]]
         line += ("\n\n**Fails for:** " + ", ".join(code(a) for a in as_list(c.get("failed_targets"))) + "\n\n"
                  + table(["File", "Failing targets"], rows))
+    archs = [str(a) for a in as_list(c.get("offload_archs"))]
+    held = {o: [str(a) for a in as_list(t)] for o, t in as_dict(c.get("outputs_by_target")).items()}
+    if held and archs:  # a project's own build: the device code each output holds
+        rows = [[code(o), *("yes" if a in found else "**missing**" for a in archs)] for o, found in list(held.items())[:30]]
+        line += "\n\n**Device code in the build's outputs:**\n\n" + table(["Output", *archs], rows)
     return line + "\n\n" if line else ""
 
 

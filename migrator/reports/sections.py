@@ -183,6 +183,7 @@ def compile_section(compile_data: JsonDict) -> JsonDict | None:
         warnings = sum(1 for d in diagnostics if d["severity"] == "warning")
     cache = as_dict(compile_data.get("cache"))
     build = as_dict(compile_data.get("project_build"))
+    project = as_dict(compile_data.get("project_targets"))  # a project's own build, per target
     return {
         "mode": as_str(compile_data.get("mode")) or "per_tu",
         "files": len(files),
@@ -200,12 +201,18 @@ def compile_section(compile_data: JsonDict) -> JsonDict | None:
         "toolchain": toolchain_facts(as_dict(compile_data.get("toolchain"))),
         "offload_archs": [as_str(a, 40) for a in as_list(compile_data.get("offload_archs"))],
         "failed_targets": [as_str(a, 40) for a in as_list(compile_data.get("failed_targets"))],
-        "failed_by_target": {
-            as_str(f.get("original_path") or f.get("path"), 300): [as_str(t.get("arch"), 40) for t in as_dicts(f.get("targets"))
-                                                                    if t.get("status") not in ("passed", "unchecked")]
-            for f in files if f.get("status") != "passed"},
+        "failed_by_target": _failed_by_target(files or as_dicts(project.get("units"))),
+        "outputs_by_target": {as_str(o.get("path"), 300): [as_str(a, 40) for a in as_list(o.get("targets"))]
+                              for o in as_dicts(project.get("outputs"))},
         "hip_defines": [as_str(as_dict(d).get("name"), 80) for d in as_list(compile_data.get("hip_defines"))],
     }
+
+
+def _failed_by_target(units: list[JsonDict]) -> JsonDict:
+    """Failing file -> the targets it fails on (per-file compiles and project builds alike)."""
+    return {as_str(u.get("original_path") or u.get("path"), 300): [as_str(t.get("arch"), 40) for t in as_dicts(u.get("targets"))
+                                                                    if t.get("status") not in ("passed", "unchecked")]
+            for u in units if u.get("status") != "passed"}
 
 
 def toolchain_facts(toolchain: JsonDict) -> JsonDict:

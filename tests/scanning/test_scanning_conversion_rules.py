@@ -6,7 +6,7 @@ from pathlib import Path
 
 from worker.project_settings import ProjectSettings
 from worker.scanning.findings import fix_tree, scan_build_files
-from worker.scanning.model import Finding
+from worker.scanning.model import Finding, RocmRelease
 
 Scan = Callable[[dict[str, str]], list[Finding]]
 WriteTree = Callable[[dict[str, str]], Path]
@@ -91,11 +91,12 @@ def test_ci_action_inputs_are_never_rewritten(write_tree: WriteTree) -> None:
         "      - run: echo C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1\n"
     )
     tree = write_tree({".github/workflows/ci.yml": workflow})
-    rules = _rules(scan_build_files(tree, ()))
-    fix_tree(tree, (), set())
+    release = RocmRelease("7.2", "rocm/dev-ubuntu-24.04:7.2")
+    rules = _rules(scan_build_files(tree, (), rocm=release))
+    fix_tree(tree, (), set(), rocm=release)
     text = (tree / ".github/workflows/ci.yml").read_text()
     assert "sub-packages: '[\"nvcc\", \"cudart\"]'" in text and "- run: hipcc -o app app.cu" in text
-    assert rules["ci.cuda-toolkit-install"][0].suggestion == "container: rocm/dev-ubuntu-22.04:6.4"
+    assert rules["ci.cuda-toolkit-install"][0].suggestion == "container: rocm/dev-ubuntu-24.04:7.2"
     assert rules["ci.cuda-version-matrix"] and rules["ci.windows-toolkit-path"]
 
 

@@ -14,7 +14,7 @@ from worker.scanning.files import (
     walk_tree,
 )
 from worker.scanning.fixes import apply_fixes
-from worker.scanning.model import DEFAULT_OFFLOAD_ARCHS, AppliedFix, Family, Finding, ScanContext
+from worker.scanning.model import DEFAULT_OFFLOAD_ARCHS, AppliedFix, Family, Finding, RocmRelease, ScanContext
 from worker.scanning.rules_cmake import scan_cmake
 from worker.scanning.rules_config import (
     scan_accelerate,
@@ -99,16 +99,17 @@ def scan_file(tree_file: TreeFile, kind: str, ctx: ScanContext | None = None) ->
 
 
 def fix_tree(tree: Path, exclude_globs: Iterable[str], disabled_rules: set[str],
-             offload_archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS) -> list[AppliedFix]:
+             offload_archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS, rocm: RocmRelease = RocmRelease()) -> list[AppliedFix]:
     """Scan ``tree`` and apply the safe fixes there (what the hipify stage does on ``workspace.hip``)."""
-    return apply_fixes(tree, scan_build_files(tree, exclude_globs, offload_archs), disabled_rules)
+    return apply_fixes(tree, scan_build_files(tree, exclude_globs, offload_archs, rocm), disabled_rules)
 
 
-def scan_build_files(tree: Path, exclude_globs: Iterable[str],
-                     offload_archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS) -> list[Finding]:
+def scan_build_files(tree: Path, exclude_globs: Iterable[str], offload_archs: Sequence[str] = DEFAULT_OFFLOAD_ARCHS,
+                     rocm: RocmRelease = RocmRelease()) -> list[Finding]:
+    """Every build file's findings; ``rocm``: the chosen toolchain's release, which suggestions name."""
     build_files = [(f, kind) for f in walk_tree(tree, exclude_globs) if (kind := build_kind(f.rel)) is not None]
     ctx = ScanContext(tuple(offload_archs) or DEFAULT_OFFLOAD_ARCHS, _cmake_libraries(build_files),
-                      cuda_host_dirs(tree, exclude_globs), renamed_cu_sources(tree, exclude_globs))
+                      cuda_host_dirs(tree, exclude_globs), renamed_cu_sources(tree, exclude_globs), rocm)
     findings: list[Finding] = []
     for tree_file, kind in build_files:
         findings += scan_file(tree_file, kind, ctx)

@@ -117,6 +117,19 @@ def make_hit(match: re.Match[str], name: str, severity: Severity, explanation: s
 
 
 @dataclass(frozen=True)
+class RocmRelease:
+    """The chosen toolchain's ROCm release, as its root says (``Toolchain.hip_version``,
+    ``Toolchain.container_image``): what suggestions of images and CI versions name. Empty when no root is
+    installed, and then they name none."""
+
+    version: str = ""  # "7.2"
+    image: str = ""  # "rocm/dev-ubuntu-24.04:7.2"
+
+    def image_or_generic(self) -> str:
+        return self.image or "a rocm/dev-ubuntu image of your ROCm release"
+
+
+@dataclass(frozen=True)
 class ScanContext:
     """What a rule may need beyond its own file: the project's GPU targets and, for CMake, the
     CUDA libraries that files at or below each directory use (so one ``find_package`` serves them)."""
@@ -127,6 +140,7 @@ class ScanContext:
     cuda_host_dirs: frozenset[str] | None = None
     # Tree-relative .cu paths the translation renamed to .hip (rename_cu_to_hip).
     renamed_cu: frozenset[str] = frozenset()
+    rocm: RocmRelease = RocmRelease()
 
     def builds_cuda_host_code(self, build_file: str) -> bool:
         """Whether a host compiler set in this build file may compile sources that include CUDA headers:

@@ -8,7 +8,7 @@ import re
 
 import yaml
 
-from worker.scanning.model import Family, Finding, RuleHit, ScanContext, to_finding
+from worker.scanning.model import Family, Finding, RocmRelease, RuleHit, ScanContext, to_finding
 from worker.scanning.nvcc_flags import arch_variables, variable_arch_hits
 from worker.scanning.rules_commands import (
     HIP_PLATFORM_DEFINE,
@@ -71,18 +71,20 @@ def _implicit_rule_define(rel: str, text: str, ctx: ScanContext) -> list[Finding
 
 def scan_dockerfile(rel: str, text: str, ctx: ScanContext | None = None) -> list[Finding]:
     findings = scan_commands(rel, text, "container", ctx)
+    rocm = (ctx or ScanContext()).rocm
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped.upper().startswith("FROM "):
-            findings += _base_image_findings(rel, number, line)
+            findings += _base_image_findings(rel, number, line, rocm)
     return findings
 
 
-def _base_image_findings(rel: str, number: int, line: str) -> list[Finding]:
+def _base_image_findings(rel: str, number: int, line: str, rocm: RocmRelease) -> list[Finding]:
+    """NVIDIA images; the suggestion is the chosen toolchain's own image (none when no root is installed)."""
     findings = []
     for m in _FROM_NVIDIA.finditer(line):
         image = m.group(0)
-        suggestion = "rocm/pytorch:latest" if "pytorch" in image else "rocm/dev-ubuntu-22.04:6.2"
+        suggestion = "rocm/pytorch:latest" if "pytorch" in image else (rocm.image or None)
         hit = RuleHit("nvidia-base-image", "error", m.start(), image, "NVIDIA CUDA base image; ROCm images are "
                       "rocm/dev-ubuntu-* (toolchain) or rocm/pytorch (framework).", notebook_slug="nvidia-container",
                       suggestion=suggestion)
@@ -107,25 +109,28 @@ def scan_ci(rel: str, text: str, ctx: ScanContext | None = None) -> list[Finding
     # they are reported, never rewritten.
     findings = [f if f.line not in inputs else dataclasses.replace(f, replacement=None)
                 for f in scan_commands(rel, text, "ci", ctx)]
+    rocm = (ctx or ScanContext()).rocm
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#"):
             continue
-        findings += [to_finding(hit, rel, number, "ci") for hit in _ci_line_hits(line)]
-        findings += _base_image_findings(rel, number, line) if "image" in line or "container" in line else []
+        findings += [to_finding(hit, rel, number, "ci") for hit in _ci_line_hits(line, rocm)]
+        findings += _base_image_findings(rel, number, line, rocm) if "image" in line or "container" in line else []
     return findings
 
 
-def _ci_line_hits(line: str) -> list[RuleHit]:
-    job = "a job in a ROCm container (container: rocm/dev-ubuntu-22.04:6.4) with hipcc on the PATH"
+def _ci_line_hits(line: str, rocm: RocmRelease) -> list[RuleHit]:
+    """CUDA installs and version matrices in CI; the job suggested runs in the chosen toolchain's image."""
+    job = f"a job in a ROCm container (container: {rocm.image_or_generic()}) with hipcc on the PATH"
     hits = [RuleHit("cuda-toolkit-install", "error", m.start(), m.group(0), "This step installs the CUDA toolkit; "
                     f"for ROCm run {job} instead of installing CUDA.", notebook_slug="nvidia-container",
-                    suggestion="container: rocm/dev-ubuntu-22.04:6.4") for m in _CUDA_ACTION.finditer(line)]
+                    suggestion=f"container: {rocm.image}" if rocm.image else None) for m in _CUDA_ACTION.finditer(line)]
     hits += [RuleHit("cuda-toolkit-install", "error", m.start(), m.group(0), "Installs NVIDIA's CUDA packages; "
                      f"for ROCm use {job} (or install rocm-dev/hip-dev).", notebook_slug="nvidia-container")
              for m in _CI_CUDA_INSTALL.finditer(line)]
     hits += [RuleHit("cuda-version-matrix", "warning", m.start(), m.group(0), "A matrix over CUDA versions; ROCm "
                      f"jobs vary the ROCm release instead, as {job} per version.", notebook_slug="nvidia-container",
-                     suggestion="rocm-version: ['6.4']") for m in _CUDA_MATRIX.finditer(line)]
+                     suggestion=f"rocm-version: ['{rocm.version}']" if rocm.version else None)
+             for m in _CUDA_MATRIX.finditer(line)]
     hits += [RuleHit("windows-toolkit-path", "warning", m.start(), m.group(0), "Windows CUDA toolkit path; ROCm's "
                      "HIP SDK for Windows installs elsewhere (HIP_PATH), and Linux jobs use /opt/rocm.",
                      notebook_slug="cuda-header-not-found") for m in _WINDOWS_PATH.finditer(line)]
@@ -159,7 +164,7 @@ def scan_compose(rel: str, text: str, ctx: ScanContext | None = None) -> list[Fi
             findings.append(to_finding(RuleHit("nvidia-runtime", "error", m.start(), m.group(0), "GPU reservation "
                             "through the NVIDIA driver; map /dev/kfd and /dev/dri as devices for ROCm.",
                             notebook_slug="nvidia-container"), rel, number, "container"))
-        findings += _base_image_findings(rel, number, line) if "image" in line else []
+        findings += _base_image_findings(rel, number, line, (ctx or ScanContext()).rocm) if "image" in line else []
     return findings
 
 

@@ -13,7 +13,9 @@ Outputs: objects under ``/workspace/build/obj`` (per-TU mode: compiled from the 
 tree) or the project's own build in ``/workspace/hip`` (a fresh copy of the translated tree made in the
 sandbox) and ``/workspace/build``, all in the run's ``work/`` folder; data with toolchain, per-file
 results, diagnostics mapped to original lines (capped; all of them in ``records/compile.json``), a
-per-file summary and cache hits/misses. The streamed log is the raw compiler output.
+per-file summary and cache hits/misses; per GPU target, the file × target results (per-TU mode: ``files[].targets``;
+project mode: ``project_targets``, the outputs' device code and the failing units compiled again per target)
+and ``failed_targets``. The streamed log is the raw compiler output.
 Fails when the translated tree is missing, no toolchain root is installed, the sandbox cannot
 start (bubblewrap or user namespaces missing: nothing runs unsandboxed), any TU fails, times
 out or crashes the compiler, or (project mode) the sandboxed build fails.
@@ -21,7 +23,7 @@ out or crashes the compiler, or (project mode) the sandboxed build fails.
 from __future__ import annotations
 
 from worker.context import StageContext, StageResult
-from worker.payloads import BuildUnitData, CompileData, ProjectBuildData
+from worker.payloads import BuildUnitData, CompileData, ProjectBuildData, ProjectTargetsData
 from worker.stages.extension_project import run_extension_project
 from worker.stages.kind_gate import extension_build_kind, kind_gate
 from worker.toolchain.build_mode import ModeChoice, choose_build_mode
@@ -138,17 +140,32 @@ def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, t
         offload_archs=list(ctx.settings.offload_archs), hip_defines=[{**d.to_dict()} for d in defines])
     if report.cmake is not None:
         payload["cmake_build"] = report.cmake.to_data()
+    if report.targets is not None:
+        payload["project_targets"] = report.targets.to_data(line_map)
+        payload["failed_targets"] = report.targets.failed_targets()
+        _log_targets(ctx, payload["project_targets"])
     if report.system == "make":
         payload["c_std"] = C_DIALECT
     store_compile_record(ctx.workspace.records, payload)
     if report.cmake is not None and report.cmake.nothing_built:
         return StageResult.failed(f"Nothing built: {report.cmake.nothing_built}", **payload)
     if not report.ok:
-        return StageResult.failed(f"Project build failed: {report.error}", **payload)
+        on = f" (failing for {', '.join(payload['failed_targets'])})" if payload.get("failed_targets") else ""
+        return StageResult.failed(f"Project build failed: {report.error}{on}", **payload)
     built = sum(len(unit.get("built", [])) for unit in report.units)  # type: ignore[arg-type,misc]
     units = f", {len(report.units)} build folders" if len(report.units) > 1 else ""
     made = f": {built} file(s) built{units}" if report.system == "make" else ""
     return StageResult.passed(f"Project build ({report.system}) succeeded{made}.", **payload)
+
+
+def _log_targets(ctx: StageContext, data: ProjectTargetsData) -> None:
+    failing = [u for u in data["units"] if u["status"] != "passed"]
+    for unit in failing:
+        ctx.log(f"[migrator] {unit['path']} per target: "
+                + ", ".join(f"{t['arch']} {t['status']}" for t in unit["targets"]) + "\n")
+    ctx.log(f"[migrator] per GPU target ({data['commands_from']}): {data['units_total']} device-code units, "
+            f"{len(failing)} failing; {len(data['outputs'])} outputs with device code"
+            + (f"; failing for {', '.join(data['failed_targets'])}" if data["failed_targets"] else "") + "\n")
 
 
 def _renames(ctx: StageContext) -> dict[str, str]:

@@ -35,6 +35,7 @@ from worker.scanning.findings import fix_tree
 from worker.scanning.model import AppliedFix
 from worker.stages.engine_tree import copy_into, copy_source, engine_sandbox
 from worker.stages.pytorch_hipify import apply_python_port
+from worker.stages.rocm_release import chosen_release
 from worker.stages.torch_engine import bindings_dirs, run_torch_engine, wants_torch_engine
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.roots import ToolchainRoot, select_root
@@ -127,7 +128,7 @@ def run(ctx: StageContext) -> StageResult:
 def apply_build_fixes(ctx: StageContext) -> list[AppliedFix]:
     """Apply the scan rules' safe fixes to the translated copy (per-rule opt-out in settings)."""
     fixes = fix_tree(ctx.workspace.hip, ctx.settings.exclude_globs, set(ctx.settings.disabled_fix_rules),
-                     ctx.settings.offload_archs)
+                     ctx.settings.offload_archs, chosen_release(ctx.settings.toolchain))
     for fix in fixes:
         ctx.log(f"fixed     {fix.file}:{fix.line} [{fix.rule_id}] {fix.before.strip()} -> {fix.after.strip()}\n")
     return fixes

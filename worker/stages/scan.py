@@ -27,6 +27,7 @@ from worker.scanning.pytorch_scan import PYTHON_KINDS, pytorch_scan, resolve_opt
 from worker.scanning.readiness import Readiness, summarize
 from worker.scanning.submodules import empty_submodules
 from worker.stages.hipify import options_from
+from worker.stages.rocm_release import chosen_release
 from worker.stages.torch_engine import EXTENSION_KINDS, torch_engine_problem
 from worker.wording import counted
 
@@ -98,7 +99,7 @@ def run(ctx: StageContext) -> StageResult:
     inventory = build_inventory(source, globs, on_progress=lambda done: ctx.check_cancelled())
     ctx.progress(1, 4)
     ctx.log(f"scan: {inventory.files_total} files, {len(inventory.cuda_files)} with CUDA; checking build files\n")
-    findings = scan_build_files(source, globs, ctx.settings.offload_archs)
+    findings = scan_build_files(source, globs, ctx.settings.offload_archs, chosen_release(ctx.settings.toolchain))
     ctx.check_cancelled()
     ctx.progress(2, 4)
     kind = detect_kind(source, globs)

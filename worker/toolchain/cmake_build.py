@@ -71,10 +71,11 @@ class CMakeOutcome:
 
 
 def configure_flags(archs: list[str]) -> list[str]:
-    """What every configure gets beyond the compilers: the run's offload targets and the C dialect
-    (first in CMAKE_C_FLAGS, so a project's own -std or C_STANDARD comes later and wins)."""
+    """What every configure gets beyond the compilers: the compile commands written out (the per-target
+    check compiles failing units again with them), the run's offload targets and the C dialect (first in
+    CMAKE_C_FLAGS, so a project's own -std or C_STANDARD comes later and wins)."""
     joined = ";".join(archs)
-    return ["--no-warn-unused-cli", f"-DCMAKE_HIP_ARCHITECTURES={joined}", f"-DAMDGPU_TARGETS={joined}", f"-DGPU_TARGETS={joined}",
+    return ["--no-warn-unused-cli", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", f"-DCMAKE_HIP_ARCHITECTURES={joined}", f"-DAMDGPU_TARGETS={joined}", f"-DGPU_TARGETS={joined}",
             f"-DCMAKE_C_FLAGS_INIT=-std={DEFAULT_C_STD}"]
 
 

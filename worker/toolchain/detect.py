@@ -44,6 +44,7 @@ class Toolchain:
     offload_targets: tuple[str, ...] = ()
     libraries: tuple[LibraryStatus, ...] = field(default_factory=tuple)
     packages: tuple[tuple[str, str], ...] = ()  # the ROCm/compiler packages installed, with versions
+    container_image: str = ""  # the official image of the root's ROCm release (``ToolchainRoot.container_image``)
     error: str = ""  # why no toolchain is available
 
     @property
@@ -99,6 +100,7 @@ def describe_root(root: ToolchainRoot) -> Toolchain:
         offload_targets=tuple(root.offload_targets()),
         libraries=tuple(library_status(lib, root) for lib in ROCM_LIBRARIES),
         packages=tuple(sorted((p, v) for p, v in manifest.items() if p.startswith(_SHOWN_PACKAGE_PREFIXES))),
+        container_image=root.container_image,
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -45,6 +45,7 @@ class MakeUnitResult:
     cause: str = ""  # make-unreadable, make-failed, nothing-built, wrong-gpu ("" when built)
     duration_s: float = 0.0
     output: str = ""
+    dry_run: MakeDryRun | None = None  # what make -pn printed: the compile commands of the build
 
     def to_dict(self) -> dict[str, object]:
         return {"folder": self.folder, "makefiles": self.makefiles[:_LISTED], "expected": self.expected[:_LISTED],
@@ -65,6 +66,12 @@ def make_environment(settings: ProjectSettings, defines: Sequence[VersionDefine]
     if defines:
         env["HIPCC_COMPILE_FLAGS_APPEND"] = " ".join(d.flag for d in defines)
     return env
+
+
+def single_target_environment(env: Mapping[str, str], arch: str) -> dict[str, str]:
+    """``env`` (``make_environment``) giving hipcc ``arch`` alone."""
+    flags = [f for f in env.get("HIPFLAGS", "").split() if not f.startswith("--offload-arch=")]
+    return {**env, "HCC_AMDGPU_TARGET": arch, "HIPFLAGS": " ".join([f"--offload-arch={arch}", *flags])}
 
 
 def make_commands(folder: str, jobs: int) -> tuple[list[str], list[str]]:
@@ -115,7 +122,7 @@ def _build_one(
             log(tail + "\n")
             unit.output = parsed.process.output[-20000:]
             return _done(unit, started)
-        dry_run = parse_dry_run(parsed.process.output, dry[-1])
+        dry_run = unit.dry_run = parse_dry_run(parsed.process.output, dry[-1])
         unit.makefiles, unit.expected = _relative(dry_run.makefiles()), _relative(dry_run.expected_files())
         log(f"[migrator] make's data base for {folder}: {len(unit.makefiles)} makefile(s) read "
             f"({', '.join(unit.makefiles[:4])}), {len(unit.expected)} file(s) to make\n")

@@ -10,7 +10,8 @@ model of the targets (``cmake_build.py``: File API, keep-going, "nothing built")
 Makefiles are built one folder at a time as ``make_build.py`` says (make's own data base read first,
 ``make -k``, what was built checked); ``settings.build_command`` runs through
 ``sh -c`` inside the sandbox, in the translated tree. Compiler diagnostics and link problems are
-parsed from the combined output.
+parsed from the combined output. After a CMake or Make build, ``project_targets.py`` records the outputs and
+the failing units by GPU target.
 """
 from __future__ import annotations
 
@@ -42,7 +43,21 @@ from worker.toolchain.diagnostics import (
 )
 from worker.toolchain.link_owners import locate_definitions
 from worker.toolchain.log_families import as_diagnostics, parse_log
-from worker.toolchain.make_build import build_make_units, make_commands
+from worker.toolchain.make_build import (
+    MakeUnitResult,
+    build_make_units,
+    make_commands,
+    make_environment,
+    single_target_environment,
+)
+from worker.toolchain.project_targets import (
+    ProjectTargets,
+    TargetProbe,
+    cmake_compiles,
+    existing_in_sandbox,
+    make_compiles,
+    unit_targets,
+)
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import MOUNT, Mechanism, Sandbox, SandboxLimits, SandboxUnavailable
 from worker.toolchain.version_defines import VersionDefine, version_defines
@@ -72,6 +87,7 @@ class ProjectBuildReport:
     cmake: CMakeOutcome | None = None  # CMake's model of the build and what it left (CMake builds)
     units: list[dict[str, object]] = field(default_factory=list)  # make: one result per build folder
     defines: tuple[VersionDefine, ...] = ()  # what the toolchain's HIP version needed, given to every step
+    targets: ProjectTargets | None = None  # outputs and failing units by GPU target (project_targets.py)
 
 
 def plan_build(
@@ -177,10 +193,17 @@ def run_project_build(
             if report.error:
                 break
             steps[-1].command += keep_going(report.cmake.model.generator if report.cmake.model else "")
-    if report.cmake is not None and not report.error:
-        report.error = inspect_outputs(report.cmake, sandbox, workspace_root, relative_build(workspace_root, build_dir),
-                                       str(Path(toolchain.clang).parent / "llvm-objdump"),
-                                       list(settings.offload_archs), "".join(outputs), read_tree or hip_tree)
+    built = any(s["name"] == "build" for s in report.steps)
+    if report.cmake is not None and (built or not report.error):  # a failed build too: what it did leave
+        found = inspect_outputs(report.cmake, sandbox, workspace_root, relative_build(workspace_root, build_dir),
+                                str(Path(toolchain.clang).parent / "llvm-objdump"),
+                                list(settings.offload_archs), "".join(outputs), read_tree or hip_tree)
+        if report.error:
+            report.cmake.nothing_built = ""  # the build step failed: that is the verdict, not "nothing built"
+        report.error = report.error or found
+    if report.cmake is not None and built:
+        report.targets = _cmake_targets(report, sandbox, workspace_root, build_dir, settings,
+                                        started + settings.build_timeout_s)
     report.ok = not report.error
     report.output = "".join(outputs)
     report.diagnostics = parse_compiler_output(report.output)
@@ -212,6 +235,41 @@ def _read_cmake_model(outcome: CMakeOutcome, workspace: Path, build_dir: Path, t
     return ""
 
 
+def _cmake_targets(report: ProjectBuildReport, sandbox: Sandbox, workspace: Path, build_dir: Path,
+                   settings: ProjectSettings, deadline: float) -> ProjectTargets:
+    """CMake's outputs by the targets their device code holds; failing units compiled per target with the
+    commands of ``compile_commands.json``."""
+    archs = list(settings.offload_archs)
+    found = ProjectTargets(archs, "compile_commands.json")
+    outcome = report.cmake
+    found.outputs = [(o.path, o.target, o.offload_archs) for o in (outcome.outputs if outcome else [])
+                     if o.present and o.offload_archs]
+    environment = define_environment(report.defines)
+    probe = TargetProbe(sandbox, lambda arch: environment, deadline, settings.build_memory_mb)
+    compiles = cmake_compiles(workspace, relative_build(workspace, build_dir))
+    made = existing_in_sandbox(sandbox, SandboxLimits(timeout_s=120, memory_mb=512))
+    failed_build = any(s["name"] == "build" and s["returncode"] != 0 for s in report.steps)
+    found.units = unit_targets(compiles, made, archs, probe, build_ok=not failed_build)
+    return found
+
+
+def _make_targets(results: list[MakeUnitResult], sandbox: Sandbox, settings: ProjectSettings,
+                  defines: Sequence[VersionDefine], deadline: float) -> ProjectTargets:
+    """Each file make produced by the targets its code objects hold; failing units compiled per target
+    with the commands of make's dry run, in make's environment for that target alone."""
+    archs = list(settings.offload_archs)
+    found = ProjectTargets(archs, "make's dry run")
+    environment = make_environment(settings, defines)
+    probe = TargetProbe(sandbox, lambda arch: single_target_environment(environment, arch), deadline,
+                        settings.build_memory_mb)
+    made = existing_in_sandbox(sandbox, SandboxLimits(timeout_s=120, memory_mb=512))
+    for unit in results:
+        found.outputs += [(path, unit.folder, held) for path, held in unit.device_targets.items()]
+        if unit.dry_run is not None:
+            found.units += unit_targets(make_compiles(unit.dry_run), made, archs, probe, build_ok=unit.returncode == 0)
+    return found
+
+
 def _make_build(report: ProjectBuildReport, sandbox: Sandbox, folders: list[str], settings: ProjectSettings,
                 on_line: Callable[[str], None] | None, should_stop: Callable[[], bool], deadline: float,
                 llvm_bin: str, defines: Sequence[VersionDefine] = ()) -> None:
@@ -224,6 +282,7 @@ def _make_build(report: ProjectBuildReport, sandbox: Sandbox, folders: list[str]
     report.steps = [{"name": f"make {u.folder}", "command": make_commands(u.folder, os.cpu_count() or 1)[1],
                      "cwd": u.folder, "returncode": u.returncode, "duration_s": round(u.duration_s, 3)}
                     for u in results]
+    report.targets = _make_targets(results, sandbox, settings, defines, deadline)
     failed = [unit for unit in results if not unit.ok]
     if len(results) == 1 and failed:
         report.error = failed[0].error

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_STORE = Path("/var/cache/migrator/toolchains")
+OFFICIAL_IMAGE = "rocm/dev-ubuntu-24.04"  # AMD's toolchain image; its tags are ROCm releases ("7.2")
 _METADATA = Path("migrator/toolchain.json")
 
 
@@ -35,6 +36,13 @@ class ToolchainRoot:
     include_dirs: tuple[str, ...] = ("/usr/include",)
     lib_dirs: tuple[str, ...] = ("/usr/lib/x86_64-linux-gnu", "/usr/lib", "/usr/lib64")
     rocm_path: str = "/usr"
+    image: str = ""  # the container image the root was unpacked from, where it was one
+
+    @property
+    def container_image(self) -> str:
+        """The official container image of this root's ROCm release (the one it came from, if any):
+        what scan suggestions name, so they follow the chosen toolchain."""
+        return self.image or f"{OFFICIAL_IMAGE}:{self.short_version}"
 
     @property
     def short_version(self) -> str:
@@ -114,7 +122,7 @@ def _read_root(path: Path) -> ToolchainRoot | None:
         str(meta.get("built_at", "")), str(meta.get("hipcc", "/usr/bin/hipcc")), str(meta.get("clang", "")),
         tuple(meta.get("include_dirs", ("/usr/include",))),
         tuple(meta.get("lib_dirs", ("/usr/lib/x86_64-linux-gnu", "/usr/lib", "/usr/lib64"))),
-        str(meta.get("rocm_path", "/usr")),
+        str(meta.get("rocm_path", "/usr")), str(meta.get("image", "")),
     )
     return root if root.host_path(root.hipcc_path).exists() else None
 
