@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from worker.payloads import CompileData, HipifyData, ScanData
+from worker.payloads import CompileData, FetchData, HipifyData, ScanData
 from worker.project_settings import ProjectSettings
 
 StageOutcome = Literal["passed", "failed", "skipped", "not_applicable"]
@@ -89,6 +89,9 @@ class StageContext:
 
     # Earlier stages' data as those stages wrote it (worker/payloads.py), so a reader names only keys that
     # exist; {} when the stage has not run or left nothing. The rows are JSON the pipeline read back.
+    def fetch_data(self) -> FetchData:
+        return cast(FetchData, self.previous.get("fetch") or {})
+
     def scan_data(self) -> ScanData:
         return cast(ScanData, self.previous.get("scan") or {})
 

@@ -45,6 +45,8 @@ class FetchData(TypedDict, total=False):
     files: int
     bytes: int
     source_subdir: str  # the directory kept, when the setting names one
+    project_dir: str  # where source_subdir lies in the tree kept ("" when it is the tree): the build runs there
+    kept_beside: list[str]  # paths kept from beside source_subdir, each with the build file and word naming it
 
 
 class ScanFindingData(TypedDict):

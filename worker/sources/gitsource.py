@@ -36,6 +36,8 @@ __all__ = ["CloneResult", "GitSourceError", "check_git_url", "check_ref", "shall
 _REF = re.compile(r"^[A-Za-z0-9._/@+-]{1,200}$")
 _PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"})
 PROBE_TIMEOUT_S = 30.0
+_WIDEN_ROUNDS = 5  # a fragment kept beside may name further folders; each round reads what the last one added
+Beside = Callable[[Path, Callable[[str], bool]], list[str]]
 
 
 @dataclass(frozen=True)
@@ -144,23 +146,57 @@ class _Blob:
     oid: str
 
 
-def _checked_out_blobs(git: _Git, target: str, sparse_dir: str) -> list[_Blob]:
-    """Every file the checkout of ``target`` would write (a sparse cone: only those inside it)."""
+def _tree_blobs(git: _Git, target: str) -> list[_Blob]:
+    """Every file of the commit's tree."""
     listing = git(["ls-tree", "-r", "-z", "--full-tree", target], quiet=True)
     blobs = []
     for entry in filter(None, listing.split("\0")):
         meta, _, path = entry.partition("\t")
         _mode, kind, oid = meta.split()
-        if kind == "blob" and (not sparse_dir or _in_cone(path, sparse_dir)):
+        if kind == "blob":
             blobs.append(_Blob(path, oid))
     return blobs
 
 
-def _in_cone(path: str, sparse_dir: str) -> bool:
-    """What ``git sparse-checkout set --cone sparse_dir`` checks out: the directory, and the files
-    directly in each folder above it (the top level included)."""
+def _in_cone(path: str, cone: Sequence[str]) -> bool:
+    """What ``git sparse-checkout set --cone <cone...>`` checks out: each directory, and the files
+    directly in each folder above one (the top level included)."""
     parent = posixpath.dirname(path)
-    return path.startswith(sparse_dir + "/") or parent == "" or (sparse_dir + "/").startswith(parent + "/")
+    return parent == "" or any(path.startswith(folder + "/") or (folder + "/").startswith(parent + "/")
+                               for folder in cone)
+
+
+def _in_checkout(blobs: list[_Blob], cone: Sequence[str]) -> list[_Blob]:
+    """The files a checkout writes (a sparse cone: only those inside it)."""
+    return [blob for blob in blobs if not cone or _in_cone(blob.path, cone)]
+
+
+def _tree_paths(blobs: list[_Blob]) -> set[str]:
+    """Every file and folder of the tree, repository-relative."""
+    paths: set[str] = set()
+    for blob in blobs:
+        path = blob.path
+        while path and path not in paths:
+            paths.add(path)
+            path = posixpath.dirname(path)
+    return paths
+
+
+def _widen(git: _Git, target: str, dest: Path, cone: list[str], beside: Beside, limits: Limits) -> None:
+    """Add to the sparse cone the folders that the checked-out build files name beside it (``beside``),
+    until they name nothing new; each addition measured against the limits before it is checked out."""
+    blobs = _tree_blobs(git, target)
+    paths = _tree_paths(blobs)
+    folders = {posixpath.dirname(path) for path in paths}
+    for _round in range(_WIDEN_ROUNDS):
+        extra = [path for path in beside(dest, paths.__contains__) if path in folders and path not in cone]
+        if not extra:
+            return
+        cone += extra
+        wanted = _in_checkout(blobs, cone)
+        _prefetch(git, target, wanted)
+        check_tree_limits(git, wanted, limits)
+        git(["sparse-checkout", "add", "--", *extra])
 
 
 def _prefetch(git: _Git, target: str, blobs: list[_Blob]) -> None:
@@ -221,7 +257,7 @@ def _pinned(url: str, allow_local: bool, policy: HostPolicy, log: Callable[[str]
 def shallow_clone(
     url: str, ref: str, dest: Path, *, allow_local: bool, timeout: int = 300,
     log: Callable[[str], None] = lambda _: None, sparse_dir: str = "",
-    policy: HostPolicy | None = None, limits: Limits | None = None,
+    policy: HostPolicy | None = None, limits: Limits | None = None, beside: Beside | None = None,
 ) -> CloneResult:
     """Fetch ``ref`` (branch, tag, commit; empty = remote HEAD) at depth 1 into ``dest``; drop ``.git``.
 
@@ -229,6 +265,8 @@ def shallow_clone(
     (plus the files at the top level) and fetches only the blobs it needs: a partial, sparse clone.
     ``policy``: the addresses a network URL may lead to (default: public ones only). ``limits``: what
     the checkout may write (default: the archive defaults), checked before anything is checked out.
+    ``beside(checkout, exists)``: the folders outside ``sparse_dir`` that its checked-out build files
+    name (``exists`` says whether the commit holds a path); they join the sparse checkout.
     """
     url = check_git_url(url, allow_local=allow_local)
     ref = check_ref(ref)
@@ -242,12 +280,15 @@ def shallow_clone(
         if sparse_dir:
             git(["sparse-checkout", "set", "--cone", "--", sparse_dir])
         target = _fetch_ref(git, ref, partial=bool(sparse_dir))
-        blobs = _checked_out_blobs(git, target, sparse_dir)
+        cone = [sparse_dir] if sparse_dir else []
+        blobs = _in_checkout(_tree_blobs(git, target), cone)
         if sparse_dir:
             _prefetch(git, target, blobs)
         files, size = check_tree_limits(git, blobs, limits or Limits())
         log(f"the checkout writes {files} files, {size} bytes: within the limits\n")
         git(["checkout", "-q", "--detach", target])
+        if sparse_dir and beside is not None:
+            _widen(git, target, dest, cone, beside, limits or Limits())
         commit = git(["rev-parse", "HEAD"])
         shutil.rmtree(dest / ".git")
         return CloneResult(commit=commit, ref=ref or "HEAD", removed_links=remove_links_leaving(dest, log))
