@@ -30,10 +30,12 @@ from worker.scanning.rules_python import (
     scan_requirements,
     scan_setup_py,
 )
+from worker.scanning.rules_roctx import ROCTX_CALL
 
 __all__ = ["RULE_IDS", "AppliedFix", "Finding", "scan_build_files", "scan_file"]
 
 _HOST_SUFFIXES = {"c", "cc", "cpp", "cxx", "h", "hpp"}
+_ROCTX_SUFFIXES = {"c", "cc", "cpp", "cxx", "cu", "hip"}  # compiled sources: a header's calls link with its users
 _GPU_INCLUDE = re.compile(r"#\s*include\s*[<\"](?:cuda|cublas|cufft|curand|cusparse|cusolver|hip/|hipblas|hipfft|hiprand)")
 
 Scanner = Callable[[str, str, ScanContext], list[Finding]]
@@ -64,7 +66,7 @@ _OWN_RULES = (
     "cmake.find-package-cuda", "cmake.find-package-cudatoolkit", "cmake.enable-language-cuda",
     "cmake.project-language-cuda", "cmake.findcuda-macro", "cmake.findcuda-variable", "cmake.cuda-imported-target",
     "cmake.cmake-cuda-variable", "cmake.cuda-property", "cmake.cu-source-language", "cmake.cuda-generator-expression",
-    "cmake.hip-host-link", "cmake.aux-source-directory-cuda",
+    "cmake.hip-host-link", "cmake.aux-source-directory-cuda", "cmake.nvtx-roctx-link", "make.nvtx-roctx-link",
     "python-build.cuda-extension", "python-build.cuda-home", "python-build.nvcc-compile-args",
     "dependencies.cuda-wheel-index", "dependencies.cuda-local-version", "dependencies.nvidia-wheel",
     "dependencies.cupy-cuda", "dependencies.conda-cuda-package", "dependencies.nvidia-channel",
@@ -109,7 +111,8 @@ def scan_build_files(tree: Path, exclude_globs: Iterable[str], offload_archs: Se
     """Every build file's findings; ``rocm``: the chosen toolchain's release, which suggestions name."""
     build_files = [(f, kind) for f in walk_tree(tree, exclude_globs) if (kind := build_kind(f.rel)) is not None]
     ctx = ScanContext(tuple(offload_archs) or DEFAULT_OFFLOAD_ARCHS, _cmake_libraries(build_files),
-                      cuda_host_dirs(tree, exclude_globs), renamed_cu_sources(tree, exclude_globs), rocm)
+                      cuda_host_dirs(tree, exclude_globs), renamed_cu_sources(tree, exclude_globs), rocm,
+                      roctx_sources(tree, exclude_globs))
     findings: list[Finding] = []
     for tree_file, kind in build_files:
         findings += scan_file(tree_file, kind, ctx)
@@ -125,6 +128,18 @@ def cuda_host_dirs(tree: Path, exclude_globs: Iterable[str]) -> frozenset[str]:
         text = read_text(tree_file)
         if text and _GPU_INCLUDE.search(text):
             found.add(tree_file.rel.rpartition("/")[0])
+    return frozenset(found)
+
+
+def roctx_sources(tree: Path, exclude_globs: Iterable[str]) -> frozenset[str]:
+    """Sources that call roctx: in a translated tree, those whose NVTX calls the translation mapped to roctx."""
+    found: set[str] = set()
+    for tree_file in walk_tree(tree, exclude_globs):
+        if tree_file.rel.rsplit(".", 1)[-1].lower() not in _ROCTX_SUFFIXES or tree_file.size > MAX_FILE_BYTES:
+            continue
+        text = read_text(tree_file)
+        if text and "roctx" in text and ROCTX_CALL.search(text):
+            found.add(tree_file.rel)
     return frozenset(found)
 
 

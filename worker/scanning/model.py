@@ -141,6 +141,8 @@ class ScanContext:
     # Tree-relative .cu paths the translation renamed to .hip (rename_cu_to_hip).
     renamed_cu: frozenset[str] = frozenset()
     rocm: RocmRelease = RocmRelease()
+    # Tree-relative sources calling roctx (NVTX translated over roctx): their targets link roctx64.
+    roctx_sources: frozenset[str] = frozenset()
 
     def builds_cuda_host_code(self, build_file: str) -> bool:
         """Whether a host compiler set in this build file may compile sources that include CUDA headers:

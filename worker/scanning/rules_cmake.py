@@ -22,6 +22,7 @@ from worker.scanning.libraries import CMAKE_TARGET_MAP, LINK_LIBRARY_MAP
 from worker.scanning.model import Finding, RuleHit, ScanContext, make_hit, to_finding
 from worker.scanning.rules_commands import compiler_hits, host_compiler_hits, library_hits
 from worker.scanning.rules_renames import renamed_source_hits
+from worker.scanning.rules_roctx import cmake_roctx_findings
 
 _FIND_CUDA = re.compile(r"find_package\s*\(\s*(CUDA|CUDAToolkit)\b([^)]*)(\)?)", re.IGNORECASE)
 _GENEX_CUDA = re.compile(r"\$<(?:COMPILE_LANG(?:UAGE|_AND_ID)|LINK_LANGUAGE|LINK_LANG_AND_ID):[\w,]*")
@@ -255,7 +256,7 @@ def scan_cmake(rel: str, text: str, ctx: ScanContext | None = None) -> list[Find
         hits += _project_hits(code, command, languages) + compiler_hits(code, ctx.offload_archs, "cmake", loop_vars)
         hits += library_hits(code) + host_compiler_hits(code, host_cc=False) + renamed_source_hits(rel, code, ctx)
         findings += [to_finding(hit, rel, number, "cmake") for hit in hits]
-    return findings + _structure_findings(lines, rel, ctx)
+    return findings + _structure_findings(lines, rel, ctx) + cmake_roctx_findings(lines, rel, ctx)
 
 
 def _renamed(item: str, ctx: ScanContext) -> str:

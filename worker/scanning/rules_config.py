@@ -18,6 +18,7 @@ from worker.scanning.rules_commands import (
 )
 from worker.scanning.rules_python import parse_error
 from worker.scanning.rules_renames import renamed_source_hits
+from worker.scanning.rules_roctx import make_roctx_findings
 
 _FROM_NVIDIA = re.compile(r"\b(?:nvcr\.io/)?nvidia/(?:cuda|pytorch|tensorflow|cudagl)(?::[\w.\-]+)?")
 _CUDA_ACTION = re.compile(r"\b(?:Jimver/cuda-toolkit|N-Storm/cuda-toolkit|nvidia/cuda-toolkit-action)\b[@\w.\-]*")
@@ -51,6 +52,7 @@ def scan_commands(rel: str, text: str, family: Family, ctx: ScanContext | None =
             findings.append(to_finding(hit, rel, number, family))
     if family == "make":
         findings += _implicit_rule_define(rel, text, ctx or ScanContext())
+        findings += make_roctx_findings(rel, text, ctx or ScanContext())
     return findings
 
 
