@@ -46,6 +46,7 @@ class BuildUnit:
     defines: list[str] = field(default_factory=list)  # NAME or NAME=VALUE
     link_libraries: list[str] = field(default_factory=list)  # -l names
     depends: list[str] = field(default_factory=list)  # other units of this project it links
+    std: str = ""  # the -std= its compiles name (make's dry run), "" when the build files name none
 
 
 @dataclass

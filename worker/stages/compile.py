@@ -31,6 +31,8 @@ from worker.toolchain.compile import C_DIALECT, FileResult, compile_tree
 from worker.toolchain.detect import Toolchain, detect_toolchain
 from worker.toolchain.linemap import TreeLineMap
 from worker.toolchain.make_build import C_DIALECT_TOOLS
+from worker.toolchain.make_flags import describe as describe_make_flags
+from worker.toolchain.make_flags import with_make_flags
 from worker.toolchain.project_build import run_project_build
 from worker.toolchain.roots import select_root
 from worker.toolchain.sandbox import Sandbox, SandboxUnavailable
@@ -68,7 +70,7 @@ def run(ctx: StageContext) -> StageResult:
 
 def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> StageResult:
     """The C/C++ path: the project's own build where it is understood, else file by file."""
-    choice = choose_build_mode(ctx.workspace.hip, ctx.settings)
+    choice = choose_build_mode(ctx.workspace.hip, ctx.settings, ctx.fetch_data().get("project_dir", ""))
     ctx.log(f"{choice.reason}\n")
     defines = version_defines(toolchain.hipcc_version, ctx.settings.defines)
     with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
@@ -82,16 +84,17 @@ def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> 
             return StageResult.failed(str(exc), **CompileData(toolchain=toolchain.to_dict()))
         if choice.mode == "project":
             return _project_build(ctx, sandbox, line_map, toolchain.to_dict(), choice, defines)
+        units = _per_file_units(ctx, sandbox, choice, defines)
         report = compile_tree(
             ctx.workspace.hip, ctx.workspace.build, ctx.settings, ctx.cache_dir, toolchain,
             original_tree=ctx.workspace.source, on_file=lambda result, done, total: _log_file(ctx, result, done, total),
-            should_stop=ctx.is_cancelled, units=choice.units, sandbox=sandbox,
+            should_stop=ctx.is_cancelled, units=units, sandbox=sandbox,
         )
     ctx.check_cancelled()
     if report.error:
         return StageResult.failed(report.error, **CompileData(toolchain=toolchain.to_dict()))
     payload = CompileData(**compile_payload(report, line_map), toolchain=toolchain.to_dict(), mode_reason=choice.reason,
-                          build_units=[_unit_data(u) for u in choice.units], c_std=C_DIALECT)
+                          build_units=[_unit_data(u) for u in units], c_std=C_DIALECT)
     store_compile_record(ctx.workspace.records, payload)
     failed = [f for f in report.files if f.status != "passed"]
     counts = f"{len(report.files)} files, {report.cache_hits} cached, {len(failed)} failed"
@@ -102,6 +105,16 @@ def _compile(ctx: StageContext, toolchain: Toolchain, line_map: TreeLineMap) -> 
         on = f" (failing for {', '.join(payload['failed_targets'])})" if payload.get("failed_targets") else ""
         return StageResult.failed(f"Compile failed: {counts}{on}{how}.", **payload)
     return StageResult.passed(f"Compiled {counts}{how}.", **payload)
+
+
+def _per_file_units(ctx: StageContext, sandbox: Sandbox, choice: ModeChoice,
+                    defines: tuple[VersionDefine, ...]) -> list[BuildUnit]:
+    """The build files' units, those of Makefiles with the flags make's own dry run gives them."""
+    flags = with_make_flags(choice.units, sandbox, sandbox.inside(ctx.workspace.hip), ctx.settings, defines,
+                            ctx.is_cancelled)
+    if line := describe_make_flags(flags):
+        ctx.log(line + "\n")
+    return flags.units
 
 
 def _log_file(ctx: StageContext, result: FileResult, done: int, total: int) -> None:
@@ -123,9 +136,10 @@ def _unit_data(unit: BuildUnit) -> BuildUnitData:
 def _project_build(ctx: StageContext, sandbox: Sandbox, line_map: TreeLineMap, toolchain: dict[str, object],
                    choice: ModeChoice, defines: tuple[VersionDefine, ...]) -> StageResult:
     reason = choice.reason
-    report = run_project_build(ctx.workspace.work, ctx.workspace.hip_copy, ctx.workspace.build, ctx.settings, ctx.log,
-                               should_stop=ctx.is_cancelled, sandbox=sandbox, read_tree=ctx.workspace.hip,
-                               make_folders=choice.make_folders)
+    inner = choice.project_dir  # source_subdir with paths kept beside it: its build runs in its folder
+    report = run_project_build(ctx.workspace.work, ctx.workspace.hip_copy / inner, ctx.workspace.build, ctx.settings,
+                               ctx.log, should_stop=ctx.is_cancelled, sandbox=sandbox,
+                               read_tree=ctx.workspace.hip / inner, make_folders=choice.make_folders)
     ctx.check_cancelled()
     diagnostics = [diagnostic_data("", d, line_map) for d in report.diagnostics]
     build = ProjectBuildData(

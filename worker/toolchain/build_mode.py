@@ -12,6 +12,7 @@ build is looked for and runs there, as if that folder were the tree, with its si
 """
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -42,10 +43,12 @@ def choose_build_mode(hip_tree: Path, settings: ProjectSettings, project_dir: st
     cmake = bool(own) and (base / "CMakeLists.txt").is_file() and any(
         u.build_file.endswith("CMakeLists.txt") for u in own)
     makes = make_folders(base, settings.exclude_globs) if base.is_dir() and not cmake else None
-    folders = makes.folders if makes else []
+    # make runs in the build's copy of the whole tree: its folders are tree-relative
+    folders = [posixpath.normpath(posixpath.join(project_dir, f)) for f in makes.folders] if makes else []
     if settings.build_mode != "per_tu" and (settings.build_mode == "project" or settings.build_command or cmake
                                             or folders):
-        chosen = _project_choice(settings, cmake, makes, described)
+        chosen = _project_choice(settings, cmake, makes, described) + (
+            f" (the project's build in {project_dir}/, the paths kept beside it with it)" if project_dir else "")
         return ModeChoice("project", chosen, units, folders, project_dir)
     if settings.build_mode == "per_tu":
         source = f"sources from the build files ({described})" if units else "every source file"

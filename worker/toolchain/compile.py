@@ -172,7 +172,8 @@ def unit_flags(tree: SourceTree, units: Sequence[BuildUnit]) -> dict[str, list[s
         own = [f"-I{d}" for d in unit.include_dirs] + [f"-D{d}" for d in unit.defines]
         for source in unit.sources:
             if source in files and Path(source).suffix.lower() in COMPILED_SUFFIXES:
-                flags[source] = list(dict.fromkeys([*flags.get(source, []), *own]))
+                std = [f"-std={unit.std}"] if unit.std and ("++" in unit.std) != source.lower().endswith(".c") else []
+                flags[source] = list(dict.fromkeys([*flags.get(source, []), *own, *std]))
     return flags
 
 
