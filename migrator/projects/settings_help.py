@@ -12,7 +12,9 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 HELP: dict[str, str] = {
-    "source_subdir": "The part of the repository to migrate, as a relative directory (e.g. cuda/); empty: the whole tree.",
+    "source_subdir": "The part of the repository to migrate, as a relative directory (e.g. cuda/); empty: the whole tree. "
+                     "Paths its build files name beside it (-I../common, include ../common/make.config, "
+                     "add_subdirectory(../x)) are kept too.",
     "hipify_engine": "Which translator rewrites CUDA into HIP: our builtin engine, or the toolchain's hipify-perl / "
                      "hipify-clang (run in the sandbox; the Debian toolchains have no hipify-clang).",
     "launch_style": "How kernel launches are written: kept as <<<grid, block>>> (chevron) or hipLaunchKernelGGL (ggl).",
