@@ -37,6 +37,7 @@ from worker.delivery.gitrepo import PortRepo, RemoteSpec
 from worker.delivery.model import MODES, Change, Mode
 from worker.delivery.singlesource import build_system, single_source
 from worker.delivery.verify import SideResult, verify_cuda, verify_rocm
+from worker.delivery.verify_extension import verify_cuda_extension, verify_rocm_extension
 from worker.project_settings import ProjectSettings
 from worker.sources.gitsource import GitSourceError, check_ref
 from worker.sources.hostguard import HostPolicy
@@ -77,8 +78,8 @@ def deliver_run(run: Run, branch: str, mode: str = "single-source", *, target: s
         return _attempt(run, record, PortState.FAILED, error=str(exc))
     settings = ProjectSettings.stored_or_default(run.settings_used)
     system = composed.change.build_system if chosen == "single-source" else build_system(tree)
-    rocm = verify_rocm(tree, system, workspace_for(run.pk), settings, log)
-    cuda = verify_cuda(tree, system, workspace_for(run.pk), settings, log) if chosen == "single-source" else \
+    rocm = _verify_rocm(tree, system, run, settings, log)
+    cuda = _verify_cuda(tree, system, run, settings, log) if chosen == "single-source" else \
         SideResult("cuda", "skipped", "a converted copy is the AMD fork: its CUDA build is the original branch")
     files, added, removed = repo.numstat(base, composed.head)
     attempt = PortAttempt(run=run, delivery=record, commit=composed.head, rocm=rocm.to_dict(), cuda=cuda.to_dict(),
@@ -89,6 +90,18 @@ def deliver_run(run: Run, branch: str, mode: str = "single-source", *, target: s
         attempt.state = PortState.CUDA_BROKEN if cuda.status == "failed" else PortState.ROCM_BROKEN
         return _save(record, attempt)
     return _offer(run, record, attempt, repo, composed, base, integration, folder)
+
+
+def _verify_rocm(tree: Path, system: str, run: Run, settings: ProjectSettings, log: Log) -> SideResult:
+    if system == "setuptools":
+        return verify_rocm_extension(tree, workspace_for(run.pk), settings, log)
+    return verify_rocm(tree, system, workspace_for(run.pk), settings, log)
+
+
+def _verify_cuda(tree: Path, system: str, run: Run, settings: ProjectSettings, log: Log) -> SideResult:
+    if system == "setuptools":
+        return verify_cuda_extension(tree, workspace_for(run.pk), settings, log)
+    return verify_cuda(tree, system, workspace_for(run.pk), settings, log)
 
 
 def _check(run: Run, branch: str, mode: str) -> Mode:
