@@ -74,24 +74,25 @@ def test_on_a_cuda_pytorch_the_delivered_setup_py_gives_setuptools_what_the_orig
     sys.modules.pop("torch_rocm", None)
     _run_setup(_delivered(tmp_path))
     assert recorded.setup == original
-    [extension] = original["ext_modules"]  # type: ignore[misc]
-    assert "-gencode" in extension["extra_compile_args"]["nvcc"]
+    extensions = original["ext_modules"]
+    assert isinstance(extensions, list) and "-gencode" in extensions[0]["extra_compile_args"]["nvcc"]
 
 
 def test_on_a_rocm_pytorch_it_needs_no_nvcc_and_gives_hipcc_its_own_flags(
     tmp_path: Path, fake_torch: tuple[types.ModuleType, _Recorded], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     torch, recorded = fake_torch
-    torch.version.hip = "7.2.0"  # type: ignore[attr-defined]
+    torch.version.hip = "7.2.0"
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no nvcc anywhere
     monkeypatch.delenv("CUDA_HOME", raising=False)
     with pytest.raises(RuntimeError, match="nvcc was not found"):
         _run_setup(FIXTURE)  # the original stops a ROCm build
     delivered = _delivered(tmp_path)
     _run_setup(delivered)
-    [extension] = recorded.setup["ext_modules"]  # type: ignore[misc]
-    assert extension["sources"] == ["csrc/rowsum.cpp", "csrc/rowsum_kernel.cu"]  # BuildExtension hipifies these
-    assert extension["extra_compile_args"] == {"cxx": ["-O3"], "nvcc": ["-O3", "-ffast-math"]}
+    extensions = recorded.setup["ext_modules"]
+    assert isinstance(extensions, list) and len(extensions) == 1
+    assert extensions[0]["sources"] == ["csrc/rowsum.cpp", "csrc/rowsum_kernel.cu"]  # BuildExtension hipifies these
+    assert extensions[0]["extra_compile_args"] == {"cxx": ["-O3"], "nvcc": ["-O3", "-ffast-math"]}
 
 
 def test_the_change_adds_the_helper_and_guards_only_what_differs_on_amd() -> None:

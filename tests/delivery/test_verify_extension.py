@@ -11,8 +11,7 @@ import pytest
 from translator.torch_hipify import hipify_package
 from worker.context import Workspace
 from worker.delivery.singlesource import single_source
-from worker.delivery.verify_extension import nvcc_steps, verify_cuda_extension, verify_rocm_extension
-from worker.delivery.verify_extension import extensions_of
+from worker.delivery.verify_extension import extensions_of, nvcc_steps, verify_cuda_extension, verify_rocm_extension
 from worker.project_settings import ProjectSettings
 from worker.toolchain.detect import detect_toolchain
 
@@ -21,12 +20,10 @@ SETTINGS = ProjectSettings(offload_archs=("gfx90a",))
 KERNEL = "csrc/rowsum_kernel.cu"
 
 
-def _delivered(tmp_path: Path, *, guarded: bool = True) -> Path:
+def _delivered(tmp_path: Path) -> Path:
     tree = tmp_path / "delivery" / "tree"
     shutil.copytree(FIXTURE, tree)
     for change in single_source(tree, None).files:
-        if change.path == KERNEL and not guarded:
-            continue
         (tree / change.path).parent.mkdir(parents=True, exist_ok=True)
         (tree / change.path).write_bytes(change.data or b"")
     return tree
@@ -57,10 +54,12 @@ def test_the_cuda_side_compiles_the_guarded_sources_with_nvcc_and_fails_on_a_bro
 def test_the_rocm_side_compiles_with_the_guard_and_not_without_it(tmp_path: Path) -> None:
     if not detect_toolchain(SETTINGS.toolchain).available:
         pytest.skip("no ROCm toolchain root")
-    result = verify_rocm_extension(_delivered(tmp_path / "a"), Workspace(tmp_path / "run"), SETTINGS, lambda _: None)
+    tree = _delivered(tmp_path)
+    result = verify_rocm_extension(tree, Workspace(tmp_path / "run"), SETTINGS, lambda _: None)
     assert result.status == "passed", (result.reason, result.output_tail)
     assert len(result.steps) == 2 and "PyTorch's hipify then clang for gfx90a" in result.reason
-    unguarded = verify_rocm_extension(_delivered(tmp_path / "b", guarded=False), Workspace(tmp_path / "run2"),
-                                      SETTINGS, lambda _: None)
+    shutil.copy(FIXTURE / KERNEL, tree / KERNEL)  # the kernel as the CUDA branch has it, without the guard
+    # (the same delivery folder: the unchanged rowsum.cpp comes from its object cache)
+    unguarded = verify_rocm_extension(tree, Workspace(tmp_path / "run"), SETTINGS, lambda _: None)
     assert unguarded.status == "failed" and "rowsum_kernel" in unguarded.reason
     assert "64-bit" in unguarded.output_tail

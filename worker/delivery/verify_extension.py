@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from translator.torch_hipify import SCRIPT, TorchHipifyError, hipify_package, parse_answer
-from worker.context import Workspace
 from worker.contained import ContainedFileError, read_text_beneath
+from worker.context import Workspace
 from worker.delivery.verify import BUILD, COPY, DELIVERED, SideResult, StepData, build_in_sandbox
 from worker.project_settings import ProjectSettings
 from worker.scanning.extension_units import ExtensionUnit, extension_units
@@ -56,8 +56,8 @@ def nvcc_steps(units: list[ExtensionUnit], torch_headers: bool) -> list[list[str
         name = unit.name.rsplit(".", 1)[-1]
         includes = [f"-I{COPY / d}" for d in unit.include_dirs]
         if torch_headers:
-            includes += [f"-isystem{TORCH_INCLUDE}", f"-isystem{TORCH_INCLUDE}/torch/csrc/api/include",
-                         f"-isystem{PYTHON_INCLUDE}"]
+            includes += ["-isystem", str(TORCH_INCLUDE), "-isystem", f"{TORCH_INCLUDE}/torch/csrc/api/include",
+                         "-isystem", str(PYTHON_INCLUDE)]  # nvcc takes the folder as the next word
         defines = [f"-D{d}" for d in unit.defines]
         for source in unit.sources:
             if not source.endswith(".cu"):

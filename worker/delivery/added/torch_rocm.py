@@ -22,7 +22,8 @@ ROCM = bool(getattr(torch.version, "hip", None))
 
 def hip_flags(flags: list[str]) -> list[str]:
     """An nvcc option list in hipcc's spelling."""
-    return translate(list(flags))
+    words: list[str] = translate(list(flags))
+    return words
 
 
 def compile_args(args):  # type: ignore[no-untyped-def]  # a setup.py's own value: a list or {"cxx": ..., "nvcc": ...}
