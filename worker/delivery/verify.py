@@ -46,6 +46,8 @@ class SideResult:
     reason: str
     steps: list[StepData] = field(default_factory=list)
     output_tail: str = ""
+    via: str = ""  # where it was checked: "cuda runner NAME" or "local nvcc" (the CUDA side)
+    smoke: dict[str, object] = field(default_factory=dict)  # the smoke comparison with the original (cuda_check)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
