@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection
 from dataclasses import asdict
 from pathlib import Path
 
+from celery import current_app
 from django.conf import settings as django_settings
 
 from migrator.integrations.models import HostKind, ProjectIntegration
@@ -31,12 +32,14 @@ from migrator.reports.delivery_text import apply_commands, pull_request_body, pu
 from migrator.reports.models import PortAttempt, PortDelivery, PortState
 from migrator.reports.posting import client_for
 from migrator.reports.pulls import open_or_update
-from worker.delivery.compose import Composed, Previous, compose
+from migrator.runners.presence import online_runners
+from worker.delivery.compose import Previous, compose
 from worker.delivery.converted import converted_copy
 from worker.delivery.gitrepo import PortRepo, RemoteSpec
 from worker.delivery.model import MODES, Change, Mode
 from worker.delivery.singlesource import build_system, single_source
 from worker.delivery.verify import SideResult, verify_cuda, verify_rocm
+from worker.delivery.verify_extension import verify_cuda_extension, verify_rocm_extension
 from worker.project_settings import ProjectSettings
 from worker.sources.gitsource import GitSourceError, check_ref
 from worker.sources.hostguard import HostPolicy
@@ -44,6 +47,7 @@ from worker.sources.hostguard import HostPolicy
 log = logging.getLogger(__name__)
 Log = Callable[[str], None]
 OFFERED = frozenset({PortState.PROPOSED, PortState.PUSHED, PortState.BUNDLED})
+CUDA_QUEUE = "cuda"
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 
@@ -77,9 +81,15 @@ def deliver_run(run: Run, branch: str, mode: str = "single-source", *, target: s
         return _attempt(run, record, PortState.FAILED, error=str(exc))
     settings = ProjectSettings.stored_or_default(run.settings_used)
     system = composed.change.build_system if chosen == "single-source" else build_system(tree)
-    rocm = verify_rocm(tree, system, workspace_for(run.pk), settings, log)
-    cuda = verify_cuda(tree, system, workspace_for(run.pk), settings, log) if chosen == "single-source" else \
-        SideResult("cuda", "skipped", "a converted copy is the AMD fork: its CUDA build is the original branch")
+    rocm = _verify_rocm(tree, system, run, settings, log)
+    on_runner = chosen == "single-source" and rocm.status != "failed" and bool(online_runners("cuda"))
+    if on_runner:  # the CUDA reference path on a CUDA runner; offered once it passed (``offer_verified``)
+        cuda = SideResult("cuda", "queued", "waiting for a CUDA runner to build the delivered branch", via="cuda runner")
+    elif chosen == "single-source":
+        cuda = _verify_cuda(tree, system, run, settings, log)
+        cuda.via = "local nvcc on the delivering worker (no CUDA runner registered)"
+    else:
+        cuda = SideResult("cuda", "skipped", "a converted copy is the AMD fork: its CUDA build is the original branch")
     files, added, removed = repo.numstat(base, composed.head)
     attempt = PortAttempt(run=run, delivery=record, commit=composed.head, rocm=rocm.to_dict(), cuda=cuda.to_dict(),
                           conflicts=[asdict(c) for c in composed.conflicts], kept_hand=composed.kept_hand,
@@ -88,7 +98,46 @@ def deliver_run(run: Run, branch: str, mode: str = "single-source", *, target: s
     if cuda.status == "failed" or rocm.status == "failed":
         attempt.state = PortState.CUDA_BROKEN if cuda.status == "failed" else PortState.ROCM_BROKEN
         return _save(record, attempt)
-    return _offer(run, record, attempt, repo, composed, base, integration, folder)
+    pending = {"head": composed.head, "push": composed.commit is not None, "generated": composed.generated, "base": base}
+    if on_runner:
+        attempt.state, attempt.pending = PortState.VERIFYING, pending
+        _save(record, attempt)
+        queue_cuda_check(attempt.pk)
+        return attempt
+    return _offer(run, record, attempt, repo, pending, integration, folder)
+
+
+def queue_cuda_check(attempt_id: int) -> None:
+    """Hand the CUDA side to the ``cuda`` queue (``reports.verify_port_cuda``, by name: tasks import this module)."""
+    current_app.send_task("reports.verify_port_cuda", args=[attempt_id], queue=CUDA_QUEUE)
+
+
+def offer_verified(attempt_id: int, log: Log = lambda _: None) -> PortAttempt | None:
+    """After the CUDA runner's check passed: push and propose what was verified (nothing else is pushed)."""
+    attempt = PortAttempt.objects.select_related("run", "run__project", "delivery").filter(
+        pk=attempt_id, state=PortState.VERIFYING, cuda__status="passed").first()
+    if attempt is None or not isinstance(attempt.pending, dict) or not attempt.pending.get("head"):
+        return None
+    run, record = attempt.run, attempt.delivery
+    folder = workspace_for(run.pk).root / "delivery" / record.mode
+    integration = ProjectIntegration.objects.filter(project=run.project).first()
+    try:
+        repo = _repo(run, folder / "repo", integration, log)
+    except GitSourceError as exc:
+        return _attempt(run, record, PortState.FAILED, error=str(exc))
+    return _offer(run, record, attempt, repo, attempt.pending, integration, folder)
+
+
+def _verify_rocm(tree: Path, system: str, run: Run, settings: ProjectSettings, log: Log) -> SideResult:
+    if system == "setuptools":
+        return verify_rocm_extension(tree, workspace_for(run.pk), settings, log)
+    return verify_rocm(tree, system, workspace_for(run.pk), settings, log)
+
+
+def _verify_cuda(tree: Path, system: str, run: Run, settings: ProjectSettings, log: Log) -> SideResult:
+    if system == "setuptools":
+        return verify_cuda_extension(tree, workspace_for(run.pk), settings, log)
+    return verify_cuda(tree, system, workspace_for(run.pk), settings, log)
 
 
 def _check(run: Run, branch: str, mode: str) -> Mode:
@@ -145,17 +194,19 @@ def _is_local(url: str) -> bool:
     return url.lower().startswith(("file://", "/", "./", "../", "~"))
 
 
-def _offer(run: Run, record: PortDelivery, attempt: PortAttempt, repo: PortRepo, composed: Composed, base: str,
+def _offer(run: Run, record: PortDelivery, attempt: PortAttempt, repo: PortRepo, verified: dict[str, object],
            integration: ProjectIntegration | None, folder: Path) -> PortAttempt:
+    """Push (or bundle) and propose ``verified``: {head, push (a new commit), generated, base}."""
+    head, push = str(verified["head"]), bool(verified.get("push"))
     token = integration.host_token if integration else ""
     if not token and not _is_local(run.git_url):
-        bundle = repo.bundle(composed.head, record.branch, folder / f"{record.branch.replace('/', '-')}.bundle")
+        bundle = repo.bundle(head, record.branch, folder / f"{record.branch.replace('/', '-')}.bundle")
         attempt.state, attempt.bundle = PortState.BUNDLED, str(bundle)
         attempt.commands = apply_commands(bundle.name, record.branch, record.target_branch)
-        return _save(record, attempt, composed, base)
+        return _save(record, attempt, verified)
     try:
-        if composed.commit is not None:
-            repo.push(composed.head, record.branch)
+        if push:
+            repo.push(head, record.branch)
     except GitSourceError as exc:
         attempt.state, attempt.error = PortState.FAILED, f"push refused: {exc}"[:500]
         return _save(record, attempt)
@@ -172,12 +223,15 @@ def _offer(run: Run, record: PortDelivery, attempt: PortAttempt, repo: PortRepo,
             record.pr_number, record.pr_url, attempt.state = pull.number, pull.url, PortState.PROPOSED
     elif token:
         attempt.notes = [*attempt.notes, "no repository set in the integration: pushed, no pull request opened"]
-    return _save(record, attempt, composed, base)
+    return _save(record, attempt, verified)
 
 
-def _save(record: PortDelivery, attempt: PortAttempt, composed: Composed | None = None, base: str = "") -> PortAttempt:
-    if composed is not None and attempt.state in (PortState.PROPOSED, PortState.PUSHED):  # on the remote now
-        record.last_commit, record.base_commit, record.generated = composed.head, base, composed.generated
+def _save(record: PortDelivery, attempt: PortAttempt, verified: dict[str, object] | None = None) -> PortAttempt:
+    if verified is not None and attempt.state in (PortState.PROPOSED, PortState.PUSHED):  # on the remote now
+        generated = verified.get("generated")
+        record.last_commit, record.base_commit = str(verified["head"]), str(verified["base"])
+        record.generated = generated if isinstance(generated, dict) else {}
+        attempt.pending = {}
     record.save()
     attempt.delivery = record
     attempt.save()

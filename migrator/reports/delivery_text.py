@@ -20,12 +20,14 @@ def pull_request_title(run: Run, attempt: PortAttempt) -> str:
 
 
 def verification_section(attempt: PortAttempt) -> str:
-    lines = ["## Verified on both sides", "", "| Build | Result | Details |", "|---|---|---|"]
+    lines = ["## Verified on both sides", "", "| Build | Result | Checked by | Details |", "|---|---|---|---|"]
     for label, side in (("ROCm (`GPU_PLATFORM=amd`)", attempt.rocm), ("CUDA (nvcc, unchanged)", attempt.cuda)):
         status = str(side.get("status", "skipped")) if isinstance(side, dict) else "skipped"
         reason = str(side.get("reason", "")) if isinstance(side, dict) else ""
-        lines.append(f"| {label} | {_MARK.get(status, status)} | {reason.replace('|', '/')} |")
+        via = str(side.get("via") or "the delivering worker, in the sandbox") if isinstance(side, dict) else ""
+        lines.append(f"| {label} | {_MARK.get(status, status)} | {via} | {reason.replace('|', '/')} |")
     lines.append("")
+    lines += smoke_section(attempt)
     mode = attempt.delivery.mode
     lines.append(f"Mode: {MODE_WORDS.get(mode, mode)}. Commit `{attempt.commit[:12]}`.")
     if isinstance(attempt.lines, dict) and attempt.lines:
@@ -38,6 +40,28 @@ def verification_section(attempt: PortAttempt) -> str:
             lines.append(f"- **Conflict** in `{conflict.get('path')}`: your edit is kept; the "
                          f"{conflict.get('against')} differs (both versions are on the run page).")
     return "\n".join(lines) + "\n"
+
+
+def smoke_of(attempt: PortAttempt) -> dict[str, object]:
+    """The CUDA runner's smoke comparison of the delivered build with the original ({} when none ran)."""
+    smoke = attempt.cuda.get("smoke") if isinstance(attempt.cuda, dict) else None
+    return smoke if isinstance(smoke, dict) and "comparison" in smoke else {}
+
+
+def smoke_section(attempt: PortAttempt) -> list[str]:
+    smoke = smoke_of(attempt)
+    if not smoke:
+        return []
+    fake = " (on a fake GPU: MIGRATOR_FAKE_GPUS)" if smoke.get("fake_gpu") else ""
+    return [f"Smoke command `{smoke.get('command')}` on the CUDA runner{fake}: {smoke.get('comparison')} "
+            f"({smoke.get('detail')}), compared with {smoke.get('original_from')}.", "",
+            "| Original (CUDA branch) | Delivered branch |", "|---|---|",
+            f"| {_cell(smoke.get('original'))} | {_cell(smoke.get('delivered'))} |", ""]
+
+
+def _cell(text: object) -> str:
+    shown = str(text or "(no output)").strip()[-600:]
+    return "<br>".join(f"`{line.replace('`', chr(39))}`" for line in shown.splitlines()) or "(no output)"
 
 
 def pull_request_body(run: Run, attempt: PortAttempt) -> str:
@@ -61,7 +85,11 @@ def delivery_lines(attempt: PortAttempt) -> list[str]:
     lines = [f"delivery ({record.mode}): {attempt.get_state_display()}"]
     for side in (attempt.rocm, attempt.cuda):
         if isinstance(side, dict) and side:
-            lines.append(f"  {side.get('side')} build: {side.get('status')} ({side.get('reason')})")
+            via = f" [{side.get('via')}]" if side.get("via") else ""
+            lines.append(f"  {side.get('side')} build: {side.get('status')} ({side.get('reason')}){via}")
+    smoke = smoke_of(attempt)
+    if smoke:
+        lines.append(f"  smoke on the CUDA runner: {smoke.get('comparison')} with {smoke.get('original_from')}")
     if isinstance(attempt.lines, dict) and attempt.lines:
         lines.append(f"  change: {attempt.lines.get('files')} files, +{attempt.lines.get('added')} "
                      f"-{attempt.lines.get('removed')} lines against {record.target_branch}")

@@ -13,9 +13,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from migrator.projects.access import get_run_or_404
 from migrator.projects.workspaces import workspace_for
-from migrator.reports.delivery_preview import preview_modes
 from migrator.reports.models import PortAttempt
 from migrator.reports.tasks import deliver_port
+from migrator.review.delivery_modes import preview_modes
 from worker.delivery.model import MODES
 from worker.sources.gitsource import GitSourceError, check_ref
 

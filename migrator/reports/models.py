@@ -59,6 +59,7 @@ class PortState(models.TextChoices):
     PROPOSED = "proposed", "Pushed and proposed as a pull request"
     PUSHED = "pushed", "Pushed (no host token: no pull request)"
     BUNDLED = "bundled", "Ready as a git bundle (nothing pushed)"
+    VERIFYING = "verifying", "Built for ROCm; the CUDA check is with a CUDA runner"
     CUDA_BROKEN = "cuda_broken", "Not proposed: the CUDA build fails on the delivered branch"
     ROCM_BROKEN = "rocm_broken", "Not proposed: the ROCm build fails on the delivered branch"
     FAILED = "failed", "Failed"
@@ -106,6 +107,8 @@ class PortAttempt(models.Model):
     error = models.CharField(max_length=500, blank=True)
     bundle = models.CharField(max_length=500, blank=True)  # a path under the run's folder
     commands = models.TextField(blank=True)  # the git commands that apply it by hand
+    # While VERIFYING: what offering it needs once the CUDA runner's check passed (head, push, generated, base)
+    pending = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

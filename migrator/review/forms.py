@@ -6,6 +6,7 @@ from typing import Literal
 from django import forms
 
 from migrator.review.filelist import FILTER_CHOICES, FileFilter
+from worker.delivery.model import MODES
 
 ViewKind = Literal["split", "unified"]
 
@@ -16,6 +17,15 @@ class FileFilterForm(forms.Form):
     def which(self) -> FileFilter:
         value = self.cleaned_data.get("show") if self.is_valid() else ""
         return value or "changed"  # type: ignore[return-value]
+
+
+class DeliveryModeForm(forms.Form):
+    """Which delivery's files the run's diff view shows ("" = the translation, file by file)."""
+
+    delivery = forms.ChoiceField(choices=[(m, m) for m in MODES], required=False)
+
+    def mode(self) -> str:
+        return str(self.cleaned_data.get("delivery") or "") if self.is_valid() else ""
 
 
 class DiffViewForm(forms.Form):

@@ -16,10 +16,11 @@ from django.views.decorators.http import require_GET
 
 from migrator.lib.diffview.sidebyside import SideBySide
 from migrator.projects.models import Run
+from migrator.review.delivery_modes import DELIVERY_LABELS, preview_mode
 from migrator.review.diffcache import file_diff, file_list
 from migrator.review.expired import unless_expired
 from migrator.review.filelist import FILTER_CHOICES, filter_files, group_by_directory
-from migrator.review.forms import DiffViewForm, FileFilterForm, FoldForm
+from migrator.review.forms import DeliveryModeForm, DiffViewForm, FileFilterForm, FoldForm
 from migrator.review.pages import CHUNK_ROWS, FIRST_PAGE_ROWS, diff_page, fold_rows, view_query
 from migrator.review.tree import FilePair, ReviewTree, get_review_or_404
 
@@ -51,6 +52,10 @@ def run_files(request: HttpRequest, run_id: int) -> HttpResponse:
         "changed_count": sum(1 for e in entries if e.changed), "added": sum(e.added for e in entries),
         "removed": sum(e.removed for e in entries), "hipify_state": _hipify_state(run),
     }
+    mode = DeliveryModeForm(request.GET).mode()
+    context |= {"delivery_mode": mode, "delivery_labels": DELIVERY_LABELS}
+    if mode:
+        context["delivery"] = preview_mode(run, mode)
     return render(request, "review/files.html", context)
 
 

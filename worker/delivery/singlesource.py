@@ -6,11 +6,15 @@ translated tree. Output: a ``Change`` that
   the Makefile part), the same files for every project;
 - edits the top-level ``CMakeLists.txt`` or ``Makefile`` (``buildedits``), guarded so the CUDA build
   does what it did, and for CMake each CMakeLists.txt below it that enables CUDA itself;
+- for a PyTorch extension built by a top-level ``setup.py`` (``CUDAExtension``): ``setupedits`` makes
+  CUDAExtension's own ROCm path work (ROCm PyTorch's ``BuildExtension`` hipifies at build time), and
+  since that hipify knows nothing of wavefronts, the engine's certain wave-size fixes go into the
+  sources behind ``#if defined(__HIP_PLATFORM_AMD__)`` (``waveguards``);
 - adds a ROCm Dockerfile or CI workflow beside each one the run's build fixes changed
   (``Dockerfile`` -> ``Dockerfile.rocm``, ``.github/workflows/ci.yml`` -> ``ci-rocm.yml``), never
   rewriting the CUDA one.
-Source files are not edited: the build translates them with the same engine (rewrites and wave-size
-fixes included) every time it runs. ``only``: the paths that changed since the last delivery; build
+CMake and Make: source files are not edited: the build translates them with the same engine (rewrites
+and wave-size fixes included) every time it runs. ``only``: the paths that changed since the last delivery; build
 files outside it are not examined again (their earlier edit is kept by the caller).
 """
 from __future__ import annotations
@@ -20,14 +24,17 @@ from pathlib import Path, PurePosixPath
 
 from worker.delivery.buildedits import NotUnderstood, edit_cmake, edit_makefile, edit_nested_cmake
 from worker.delivery.model import Change, FileChange
+from worker.delivery.setupedits import edit_setup_py
+from worker.delivery.waveguards import DEVICE_SUFFIXES, guard_wave_fixes, tree_facts
 from worker.scanning.libraries import CMAKE_LIBRARIES
 
 ADDED = Path(__file__).parent / "added"
 ADDED_FILES = {  # repository path -> our file, per build system
     "cmake": {"rocm/hipify_tree.py": "hipify_tree.py", "rocm/MigratorHIP.cmake": "MigratorHIP.cmake"},
     "make": {"rocm/hipify_tree.py": "hipify_tree.py", "rocm/hip.mk": "hip.mk", "rocm/nvcc_as_hipcc.py": "nvcc_as_hipcc.py"},
+    "setuptools": {"rocm/torch_rocm.py": "torch_rocm.py", "rocm/nvcc_as_hipcc.py": "nvcc_as_hipcc.py"},
 }
-BUILD_FILES = {"cmake": ("CMakeLists.txt",), "make": ("Makefile", "makefile", "GNUmakefile")}
+BUILD_FILES = {"cmake": ("CMakeLists.txt",), "make": ("Makefile", "makefile", "GNUmakefile"), "setuptools": ("setup.py",)}
 _CI_FOLDERS = (".github/workflows", ".gitlab")
 
 
@@ -43,16 +50,23 @@ def added_file(name: str) -> bytes:
 
 def build_system(tree: Path) -> str:
     for system, names in BUILD_FILES.items():
+        if system == "setuptools" and not _declares_cuda_extension(tree / "setup.py"):
+            continue
         if any((tree / name).is_file() for name in names):
             return system
     return ""
 
 
+def _declares_cuda_extension(setup: Path) -> bool:
+    return setup.is_file() and not setup.is_symlink() and "CUDAExtension" in setup.read_text(errors="replace")
+
+
 def single_source(tree: Path, translated: Path | None, only: Collection[str] | None = None) -> Change:
     system = build_system(tree)
     if not system:
-        return Change("single-source", "", notes=("no top-level CMakeLists.txt or Makefile: nothing gives the "
-                                                  "build a HIP path; deliver a converted copy instead",))
+        return Change("single-source", "", notes=("no top-level CMakeLists.txt, Makefile or setup.py with a "
+                                                  "CUDAExtension: nothing gives the build a HIP path; deliver a "
+                                                  "converted copy instead",))
     name = next(n for n in BUILD_FILES[system] if (tree / n).is_file())
     files = [FileChange(path, added_file(ours), "added: the AMD build's part") for path, ours in ADDED_FILES[system].items()]
     notes: list[str] = []
@@ -61,7 +75,7 @@ def single_source(tree: Path, translated: Path | None, only: Collection[str] | N
         examined.append(name)
         text = (tree / name).read_text(encoding="utf-8")
         try:
-            edited = edit_cmake(text) if system == "cmake" else edit_makefile(text)
+            edited = _edit_top(system, text, notes)
         except NotUnderstood as exc:
             notes.append(f"{name} was not changed: {exc}")
         else:
@@ -76,9 +90,47 @@ def single_source(tree: Path, translated: Path | None, only: Collection[str] | N
                 if edited != text:
                     files.append(FileChange(relative, edited.encode("utf-8", "surrogateescape"),
                                             "CUDA enabled only when the AMD build is off"))
+    if system == "setuptools":
+        guarded, guard_notes = wave_guards(tree, only)
+        files += guarded
+        notes += guard_notes
+        examined += [f.path for f in guarded]
     if translated is not None:
         files += sidecars(tree, translated, only)
     return Change("single-source", system, tuple(files), tuple(notes), tuple(examined))
+
+
+def _edit_top(system: str, text: str, notes: list[str]) -> str:
+    if system == "cmake":
+        return edit_cmake(text)
+    if system == "make":
+        return edit_makefile(text)
+    edit = edit_setup_py(text)
+    notes += edit.notes
+    return edit.text
+
+
+def wave_guards(tree: Path, only: Collection[str] | None) -> tuple[list[FileChange], list[str]]:
+    """The sources whose wave-size fixes are guarded for AMD (every device-code file of the tree is read
+    for the constants and macros a fix may depend on; only those in ``only`` are edited)."""
+    sources = [p.relative_to(tree).as_posix() for p in sorted(tree.rglob("*"))
+               if p.suffix.lower() in DEVICE_SUFFIXES and p.is_file() and not p.is_symlink()
+               and ".git" not in p.relative_to(tree).parts and "rocm" != p.relative_to(tree).parts[0]]
+    facts = tree_facts(tree, sources)
+    files: list[FileChange] = []
+    notes: list[str] = []
+    for relative in sources:
+        if only is not None and relative not in only:
+            continue
+        guarded = guard_wave_fixes(relative, (tree / relative).read_text(encoding="utf-8", errors="surrogateescape"),
+                                   facts)
+        if guarded is None:
+            continue
+        notes += guarded.notes
+        if guarded.fixes:
+            files.append(FileChange(relative, guarded.text.encode("utf-8", "surrogateescape"),
+                                    f"{guarded.fixes} wave-size fix(es) behind #if defined(__HIP_PLATFORM_AMD__)"))
+    return files, notes
 
 
 def nested_cmake_files(tree: Path) -> list[str]:

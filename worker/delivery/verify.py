@@ -46,6 +46,8 @@ class SideResult:
     reason: str
     steps: list[StepData] = field(default_factory=list)
     output_tail: str = ""
+    via: str = ""  # where it was checked: "cuda runner NAME" or "local nvcc" (the CUDA side)
+    smoke: dict[str, object] = field(default_factory=dict)  # the smoke comparison with the original (cuda_check)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -76,7 +78,7 @@ def verify_rocm(tree: Path, system: str, workspace: Workspace, settings: Project
         sandbox = run_sandbox(select_root(toolchain.name), workspace, work, binds={str(DELIVERED): tree},
                               tools={"translator": ENGINE}, environment={"MIGRATOR_ENGINE": str(TOOLS),
                                                                          "PYTHONDONTWRITEBYTECODE": "1"})
-        return _build("rocm", sandbox, rocm_steps(system, settings, toolchain.clang), settings, log)
+        return build_in_sandbox("rocm", sandbox, rocm_steps(system, settings, toolchain.clang), settings, log)
 
 
 def verify_cuda(tree: Path, system: str, workspace: Workspace, settings: ProjectSettings, log: Log) -> SideResult:
@@ -85,10 +87,10 @@ def verify_cuda(tree: Path, system: str, workspace: Workspace, settings: Project
                                              "(a CUDA runner checks it)")
     with open_work(workspace, size_mb=settings.workspace_mb, log=log, area=REFERENCE_WORK) as work:
         sandbox = run_sandbox(None, workspace, work, binds={str(DELIVERED): tree})
-        return _build("cuda", sandbox, cuda_steps(system), settings, log)
+        return build_in_sandbox("cuda", sandbox, cuda_steps(system), settings, log)
 
 
-def _build(side: str, sandbox: Sandbox, steps: list[list[str]], settings: ProjectSettings, log: Log) -> SideResult:
+def build_in_sandbox(side: str, sandbox: Sandbox, steps: list[list[str]], settings: ProjectSettings, log: Log) -> SideResult:
     try:
         remove(sandbox, COPY, BUILD)
         step(sandbox, ["cp", "-a", "--", str(DELIVERED), str(COPY)], "copy the delivered tree")

@@ -244,6 +244,8 @@ def _unit(reader: _Reader, node: ast.Call, called: str) -> ExtensionUnit:
 
 def _setup_flags(reader: _Reader, node: ast.Call, unit: ExtensionUnit) -> None:
     args = _keyword(node, "extra_compile_args")
+    if isinstance(args, ast.Call) and _dotted(args.func) == "torch_rocm.compile_args" and len(args.args) == 1:
+        args = args.args[0]  # a delivered single-source setup.py: the CUDA build's own value, unchanged there
     if isinstance(args, ast.Name) and args.id in reader.bindings:
         args = reader.bindings[args.id]
     if isinstance(args, ast.Dict):

@@ -13,6 +13,7 @@ from migrator.projects.models import Run
 from migrator.projects.verdict import run_verdict
 from migrator.reports.delivery import OFFERED, deliver_run
 from migrator.reports.delivery_text import delivery_lines
+from migrator.reports.models import PortState
 from worker.delivery.model import MODES
 from worker.project_settings import SettingsError
 from worker.sources.gitsource import GitSourceError
@@ -69,7 +70,7 @@ class Command(BaseCommand):
 
 
     def _deliver(self, run: Run, branch: str, mode: str) -> int:
-        """Print the delivery's outcome; 1 when nothing was offered."""
+        """Print the delivery's outcome; 1 when nothing was offered (nor handed to a CUDA runner to finish)."""
         try:
             attempt = deliver_run(run, branch, mode)
         except ActionError as exc:
@@ -77,4 +78,4 @@ class Command(BaseCommand):
         assert attempt is not None  # only a redelivery that requires the branch head skips
         for line in delivery_lines(attempt):
             self.stdout.write(line)
-        return 0 if attempt.state in OFFERED else 1
+        return 0 if attempt.state in OFFERED or attempt.state == PortState.VERIFYING else 1

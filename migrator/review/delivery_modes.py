@@ -1,5 +1,6 @@
-"""Both delivery modes of a finished run side by side, from its own trees (no git, no host): for the
-delivery page, what each would change against the CUDA tree, file by file, with the lines counted."""
+"""Both delivery modes of a run, from its own trees (no git, no host): what each would change against
+the CUDA tree, file by file, with the lines counted. Shown in the run's diff view (a switch between the
+two) and on the delivery page."""
 from __future__ import annotations
 
 import difflib
@@ -8,10 +9,11 @@ from dataclasses import dataclass, field
 from migrator.projects.models import Run
 from migrator.projects.workspaces import workspace_for
 from worker.delivery.converted import converted_copy
-from worker.delivery.model import Change, FileChange
+from worker.delivery.model import MODES, Change, FileChange
 from worker.delivery.singlesource import single_source
 
 MAX_FILES = 200
+DELIVERY_LABELS = {"single-source": "Single source", "copy": "Converted copy"}
 MAX_DIFF_CHARS = 40_000  # per file shown
 
 
@@ -62,15 +64,18 @@ def _preview(mode: str, change: Change, run: Run) -> ModePreview:
     return preview
 
 
-def preview_modes(run: Run) -> list[ModePreview]:
+def preview_mode(run: Run, mode: str) -> ModePreview:
+    """What delivering ``run`` as ``mode`` ("single-source" or "copy") would change."""
     workspace = workspace_for(run.pk)
     if not workspace.source.is_dir():
-        gone = "the run's trees are gone (retention) or were never made"
-        return [ModePreview("single-source", False, gone), ModePreview("copy", False, gone)]
+        return ModePreview(mode, False, "the run's trees are gone (retention) or were never made")
     hip = workspace.hip if workspace.hip.is_dir() else None
-    previews = [_preview("single-source", single_source(workspace.source, hip), run)]
+    if mode == "single-source":
+        return _preview(mode, single_source(workspace.source, hip), run)
     if hip is None:
-        previews.append(ModePreview("copy", False, "the run made no translated tree (its hipify stage did not run)"))
-    else:
-        previews.append(_preview("copy", converted_copy(workspace.source, hip), run))
-    return previews
+        return ModePreview(mode, False, "the run made no translated tree (its hipify stage did not run)")
+    return _preview(mode, converted_copy(workspace.source, hip), run)
+
+
+def preview_modes(run: Run) -> list[ModePreview]:
+    return [preview_mode(run, mode) for mode in MODES]
