@@ -96,6 +96,18 @@ def env_fake_gpus(mode: str, name: str = "MIGRATOR_FAKE_GPUS") -> str:
     return value
 
 
+def env_fake_torch(mode: str, name: str = "MIGRATOR_FAKE_ROCM_TORCH") -> str:
+    """A fake ROCm PyTorch version for a runner (``2.9.1+rocm7.2``), accepted only in test and demo mode, for
+    the reason fake GPUs are: a result obtained with it must never be taken for a real one."""
+    value = os.environ.get(name, "").strip()
+    if value and mode == "production":
+        raise ImproperlyConfigured(
+            f"{name} is set ({value!r}) but a fake ROCm PyTorch is only for tests and demos: unset it, or set "
+            "MIGRATOR_MODE=demo to run a demonstration whose PyTorch results are all labelled fake"
+        )
+    return value
+
+
 def redis_url_next_db(base: str, name: str = "MIGRATOR_CACHE_URL") -> str:
     """``base`` (a redis:// URL) with the database number after its own: where the cache lives unless set.
 

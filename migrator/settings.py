@@ -11,6 +11,7 @@ from kombu import Queue  # type: ignore[attr-defined]
 from migrator.envconf import (
     env_bool,
     env_fake_gpus,
+    env_fake_torch,
     env_https_urls,
     env_int,
     env_list,
@@ -35,6 +36,7 @@ DEBUG = env_bool("MIGRATOR_DEBUG", False)
 # MIGRATOR_FAKE_GPUS; every result obtained on a fake device is labelled "[fake GPU]".
 MIGRATOR_MODE = env_mode()
 MIGRATOR_FAKE_GPUS = env_fake_gpus(MIGRATOR_MODE)
+MIGRATOR_FAKE_ROCM_TORCH = env_fake_torch(MIGRATOR_MODE)  # likewise: results built with it are labelled fake
 
 
 def _local_secret_key() -> str:

@@ -334,8 +334,29 @@ class LinkTargetData(TypedDict):
     command: list[str]
 
 
+class RunnerCommandData(TypedDict):
+    """One command of an extension's own build on a ROCm PyTorch runner."""
+    command: str
+    exit_code: int | None
+    ok: bool
+    duration_s: float
+    violations: list[str]
+    output_tail: str
+
+
+class RunnerBuildData(TypedDict):
+    """An extension project's own build on a runner with a ROCm PyTorch (``worker/stages/extension_link.py``)."""
+    torch: dict[str, object]  # ``TorchProbe.to_dict()``: the root, versions, pip/setuptools, fake or not
+    commands: list[RunnerCommandData]
+    outputs: list[str]  # the shared objects built, as sandbox paths
+    problems: list[dict[str, object]]  # errors with file, line, original_file, original_line, message
+    duration_s: float
+
+
 class LinkData(NotApplicableData, total=False):
     no_pytorch_runner: bool  # an extension compiled against the hipified headers: linking needs ROCm PyTorch
+    runner_build: RunnerBuildData  # the extension's own build, where a ROCm PyTorch runner took the stage
+    fake_torch: bool  # that runner's ROCm PyTorch was faked with MIGRATOR_FAKE_ROCM_TORCH
     would_run: list[str]
     toolchain: JsonObject
     mode: Literal["project"]  # the project's own build linked
@@ -374,6 +395,8 @@ class ReferenceData(TypedDict, total=False):
 
 class SmokeData(TypedDict, total=False):
     no_smoke_command: bool  # skipped
+    no_pytorch_runner: bool  # skipped: a PyTorch extension runs only where a ROCm PyTorch built it
+    fake_torch: bool  # run with a ROCm PyTorch faked by MIGRATOR_FAKE_ROCM_TORCH
     # a plain smoke command (``GpuRun.to_dict()`` with the outputs cut to their tails, and the judgement)
     probe: JsonObject
     gpu: JsonObject | None

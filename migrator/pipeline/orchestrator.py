@@ -33,6 +33,7 @@ from migrator.projects.constants import (
     FINAL_RUN_STATES,
     FINAL_STAGE_STATES,
     NOT_AVAILABLE,
+    PYTORCH_QUEUE,
     STAGE_NAMES,
     SourceKind,
     StageState,
@@ -42,7 +43,7 @@ from migrator.projects.models import ReferenceRun, Run, Stage
 from migrator.projects.queues import is_rocm_queue
 from migrator.projects.signals import run_finished, stage_finished
 from migrator.projects.workspaces import project_cache_dir, workspace_for
-from migrator.runners.presence import online_runners, smoke_queue
+from migrator.runners.presence import online_runners, pytorch_runner_online, smoke_queue
 from worker.context import StageCancelled, StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.runner.reference_reuse import reference_key
@@ -81,10 +82,21 @@ def load_stage_module(name: str) -> ModuleType | None:
 
 def queue_for(stage: Stage, settings: ProjectSettings) -> str:
     """Smoke needs a ROCm runner with a matching GPU only when there is something to run;
-    otherwise any CPU worker records the skip."""
+    otherwise any CPU worker records the skip. A PyTorch extension's link (its own build) and smoke go
+    to a runner with a ROCm PyTorch when one is online; without one a CPU worker records "needs a ROCm
+    PyTorch runner"."""
+    if stage.name in ("link", "smoke") and _extension_compiled(stage):
+        wanted = stage.name == "link" or bool(settings.smoke_command.strip())
+        return PYTORCH_QUEUE if wanted and pytorch_runner_online() else "cpu"
     if stage.name == "smoke" and settings.smoke_command and load_stage_module("smoke") is not None:
         return smoke_queue(settings.offload_archs)
     return "cpu"
+
+
+def _extension_compiled(stage: Stage) -> bool:
+    """The run's compile built PyTorch extensions against the hipified header tree (``mode`` extension)."""
+    data = Stage.objects.filter(run_id=stage.run_id, name="compile").values_list("data", flat=True).first()
+    return isinstance(data, dict) and data.get("mode") == "extension"
 
 
 def reference_requested(stage: Stage, settings: ProjectSettings) -> bool:

@@ -4,7 +4,8 @@
   and its task is revoked so a late redelivery does not start it again;
 - a smoke stage waiting for a ROCm runner longer than the project's ``smoke_wait_timeout_s`` is
   skipped: "not run: no ROCm runner within 30 min" (the run is then partial: nothing failed, but smoke
-  was not checked);
+  was not checked); a PyTorch extension's link or smoke waiting on ``rocm.pytorch`` likewise, "not run:
+  no ROCm PyTorch runner within 30 min";
 - the CUDA reference row is swept like a stage: running with a stale heartbeat, failed ("worker lost");
   queued on ``cuda`` longer than ``smoke_wait_timeout_s``, skipped ("not run: no CUDA runner within
   30 min"); either way smoke is handed out next and the run says the comparison did not happen;
@@ -30,7 +31,7 @@ from django.utils import timezone
 
 from migrator.pipeline import orchestrator, redelivery
 from migrator.projects import transitions
-from migrator.projects.constants import StageState
+from migrator.projects.constants import PYTORCH_QUEUE, StageState
 from migrator.projects.models import ReferenceRun, Stage
 from migrator.projects.queues import rocm_queues
 from worker.project_settings import ProjectSettings
@@ -88,6 +89,9 @@ def no_rocm_runner_within(limit_s: int) -> str:
 
 def _skip_smoke_waiting(stage: Stage) -> Stage | None:
     limit = ProjectSettings.stored_or_default(stage.run.settings_used).smoke_wait_timeout_s
+    if stage.queue == PYTORCH_QUEUE:  # a PyTorch extension's link or smoke, whose runner went away
+        return transitions.skip_waiting_stage(stage, f"not run: no ROCm PyTorch runner within {wait_text(limit)}",
+                                              {"no_pytorch_runner": True, "wait_limit_s": limit})
     return transitions.skip_waiting_stage(stage, no_rocm_runner_within(limit), {"no_runner": True, "wait_limit_s": limit})
 
 

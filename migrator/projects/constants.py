@@ -7,6 +7,9 @@ STAGE_NAMES: tuple[str, ...] = ("fetch", "scan", "hipify", "compile", "link", "s
 
 # Smoke stages wait on "rocm" or, routed to a runner owning a matching GPU, on "rocm.<gfx target>".
 ROCM_QUEUE = "rocm"
+# Runners whose toolchain root has a ROCm PyTorch (detected: ``worker/runner/torch_probe.py``) also take this
+# queue: the link (the extension's own build) and smoke of PyTorch extension projects.
+PYTORCH_QUEUE = "rocm.pytorch"
 
 
 class StageState(models.TextChoices):

@@ -1,7 +1,8 @@
 """A run's verdict: passed only when every stage that applies passed for real.
 
 A run with no failure whose stages did not all run (no smoke command, no ROCm runner, a stage not
-available on this installation, a stage not applicable to the project), ran only on a fake GPU, or
+available on this installation, a stage not applicable to the project), ran only on a fake GPU or with a
+fake ROCm PyTorch, or
 whose requested CUDA comparison never happened (the reference run found no CUDA runner or failed) is
 **partial**, and lists what was not checked and why. ``_settle_run`` stores the verdict's state on
 the run; the report, the API, the host statuses and the command line read the same list.
@@ -26,6 +27,7 @@ NOT_AVAILABLE_HERE = "not available on this installation"
 NOT_APPLICABLE = "not applicable"
 FAKE_GPU = "ran on a fake GPU (MIGRATOR_FAKE_GPUS), not a real device"
 NO_CUDA_RUNNER = "no CUDA runner"
+FAKE_TORCH = "built with a fake ROCm PyTorch (MIGRATOR_FAKE_ROCM_TORCH), not a real one"
 NO_ROCM_PYTORCH_RUNNER = "no ROCm PyTorch runner"  # a PyTorch extension compiled here, linked and run only there
 REFERENCE_FAILED = "CUDA reference failed"
 NOT_RUN = "not run"
@@ -112,7 +114,7 @@ def unchecked_reason(stage: StageLike) -> str | None:
     if stage.state == StageState.NOT_APPLICABLE:
         return NOT_APPLICABLE
     if stage.state == StageState.PASSED:
-        return FAKE_GPU if data.get("fake_gpu") else None
+        return FAKE_GPU if data.get("fake_gpu") else FAKE_TORCH if data.get("fake_torch") else None
     if stage.state != StageState.SKIPPED:
         return None
     if data.get("not_available"):

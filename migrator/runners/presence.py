@@ -2,7 +2,9 @@
 
 A worker's profile comes from ``MIGRATOR_RUNNER_PROFILE`` (cpu, rocm or cuda). A ROCm runner also
 consumes one queue per GPU target it owns (``rocm.gfx90a``), so a smoke stage can be routed to a
-runner whose GPU matches the project's ``--offload-arch``.
+runner whose GPU matches the project's ``--offload-arch``, and, when one of its toolchain roots has a
+ROCm PyTorch (probed in the sandbox: ``worker/runner/torch_probe.py``), the ``rocm.pytorch`` queue, which
+takes the link (the extension's own build) and smoke of PyTorch extension projects.
 """
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ from django.conf import settings as django_settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from migrator.projects.constants import ROCM_QUEUE
+from migrator.projects.constants import PYTORCH_QUEUE, ROCM_QUEUE
 from migrator.projects.queues import rocm_target_queue
 from migrator.runners.models import Runner
 from worker.runner.heartbeat import build_heartbeat
+from worker.runner.torch_probe import probe_torch
 from worker.toolchain.detect import detect_toolchain
 from worker.toolchain.roots import default_root
 from worker.toolchain.sandbox import isolation_report, sandbox_problem
@@ -41,6 +44,8 @@ def describe(profile: str, queues: list[str]) -> dict[str, Any]:
         gpu.setdefault("memory_bytes", gpu.get("memory_bytes"))
     if profile == "cpu":
         info["gpu_note"] = "CPU worker: fetch, scan, hipify, compile, link"
+    if profile == "rocm":
+        info["pytorch"] = probe_torch().to_dict()
     try:
         info["build_toolchain"] = detect_toolchain().to_dict()
         root = default_root()
@@ -58,6 +63,12 @@ def gpu_queues(info: dict[str, Any]) -> list[str]:
     return [rocm_target_queue(arch) for arch in archs]
 
 
+def pytorch_queues(info: dict[str, Any]) -> list[str]:
+    """``rocm.pytorch`` for a ROCm runner whose probe found a ROCm PyTorch (or a declared fake one)."""
+    found = info.get("pytorch")
+    return [PYTORCH_QUEUE] if isinstance(found, dict) and found.get("available") else []
+
+
 def register(name: str, profile: str, queues: list[str], info: dict[str, Any]) -> Runner:
     now = timezone.now()
     runner, _ = Runner.objects.update_or_create(
@@ -73,6 +84,11 @@ def beat(name: str) -> None:
 def online_runners(profile: str) -> list[Runner]:
     cutoff = timezone.now() - timedelta(seconds=django_settings.MIGRATOR_RUNNER_OFFLINE_S)
     return list(Runner.objects.filter(profile=profile, last_seen__gte=cutoff))
+
+
+def pytorch_runner_online() -> bool:
+    """A ROCm runner with a ROCm PyTorch is registered and alive (it takes ``rocm.pytorch``)."""
+    return any(PYTORCH_QUEUE in runner.queues for runner in online_runners("rocm"))
 
 
 def smoke_queue(offload_archs: tuple[str, ...]) -> str:

@@ -20,7 +20,7 @@ def on_worker_ready(sender: Any = None, **_: Any) -> None:
     queues = sorted(q.name for q in sender.task_consumer.queues) if sender.task_consumer else []
     info = presence.describe(profile, queues)
     if profile == "rocm":
-        for queue in presence.gpu_queues(info):
+        for queue in presence.gpu_queues(info) + presence.pytorch_queues(info):
             if queue not in queues:
                 sender.add_task_queue(queue)
                 queues.append(queue)

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from migrator.projects.access import projects_for
-from migrator.projects.constants import StageState
+from migrator.projects.constants import PYTORCH_QUEUE, StageState
 from migrator.projects.models import Run, Stage
 from migrator.projects.queues import rocm_queues
 from migrator.runners.models import Runner
@@ -28,8 +28,9 @@ def runner_list(request: HttpRequest) -> HttpResponse:
     rows = [(runner, by_worker.get(runner.name, [])) for runner in runners]
     waiting_rocm = Stage.objects.filter(rocm_queues(), state=StageState.QUEUED, queued_at__isnull=False).count()
     rocm_online = [r for r in runners if r.profile == Runner.Profile.ROCM and r.online]
+    pytorch_online = [r for r in rocm_online if PYTORCH_QUEUE in r.queues]
     context = {"rows": rows, "waiting_rocm": waiting_rocm, "visible": visible, "detection": detection_times(),
-               "rocm_online": rocm_online, "disk": workspace_disk()}
+               "rocm_online": rocm_online, "pytorch_online": pytorch_online, "disk": workspace_disk()}
     return render(request, "runners/list.html", context)
 
 

@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from migrator.accounts.models import Team
+from migrator.projects.causes import causes_from_data
 from migrator.projects.verdict import NO_ROCM_PYTORCH_RUNNER, run_verdict, unchecked_reason
 from migrator.reports.build import build_report, render_markdown
 from tests.pytorch_projects.conftest import FIXTURES
@@ -210,3 +211,50 @@ def test_computed_and_inline_sources_are_named_not_guessed(tmp_path: Path) -> No
     assert any("sources is computed (os.environ['EXTRA'])" in note for note in setup.notes)
     assert inline.how == "load_inline" and not inline.sources
     assert "not compiled here" in inline.notes[0]
+
+
+def test_bindings_that_list_the_cores_sources_inside_their_build_logic_are_read() -> None:
+    """A neural-graphics layout: the bindings' setup.py names the core's own sources (``../../src/...``) inside
+    ``if build_extensions:`` and a ``make_extension()`` helper, include folders as f-strings of the root."""
+    (unit,) = extension_units(FIXTURES / "hashgrid", (), [])
+    assert (unit.directory, unit.declared_in) == ("bindings/torch", "bindings/torch/setup.py:53")
+    assert unit.sources == ["bindings/torch/hashgrid/bindings.cpp", "src/encoding.cu", "src/common_host.cu"]
+    assert unit.include_dirs == ["include"] and unit.name == "hashgrid._{compute_capability}_C"
+    assert unit.nvcc_flags[:3] == ["-std=c++17", "--extended-lambda", "--use_fast_math"]
+    assert "-DHASHGRID_TORCH" in unit.cxx_flags and "-DHASHGRID_TORCH" in unit.nvcc_flags
+
+
+def test_a_core_whose_bindings_compile_its_own_sources_is_built_whole(shared: Path) -> None:
+    logs: list[str] = []
+    _root, _previous, result = _through_compile(shared, "hashgrid", logs=logs)
+    assert result.outcome == "passed", "".join(logs)[-3000:]
+    parts = {p["name"]: p["state"] for p in result.data["parts"]}
+    assert parts == {"core": "passed", "extension hashgrid._{compute_capability}_C": "passed"}
+    core = result.data["core"]  # the core's CMake: its library and its benchmark, the bindings' folder left out
+    assert core["mode"] == "project" and core["project_build"]["ok"]
+    assert {f["original_path"]: f["status"] for f in result.data["files"]} == {
+        "bindings/torch/hashgrid/bindings.cpp": "passed", "src/encoding.cu": "passed", "src/common_host.cu": "passed"}
+    binding = next(f["command"] for f in result.data["files"] if f["original_path"] == "bindings/torch/hashgrid/bindings.cpp")
+    assert "-DTORCH_EXTENSION_NAME=__compute_capability__C" in binding and "-DHASHGRID_TORCH" in binding
+
+
+def test_servekit_kernels_fail_on_their_genuine_causes_at_the_original_file_and_line(shared: Path) -> None:
+    """The serving runtime's kernels (a CMake find_package(Torch) extension in a mixed repository) compile and
+    fail on two genuine errors: ``torch::kCUDA`` without the header that declares it, and a 32-bit full mask
+    handed to ``__shfl_xor_sync`` (the error is in HIP's header; it is reported at the kernel's line)."""
+    _root, _previous, result = _through_compile(shared, "mixed")
+    assert result.outcome == "failed" and result.data["mode"] == "extension"
+    assert {f["original_path"]: f["status"] for f in result.data["files"]} == {
+        "kernels/csrc/bindings.cpp": "failed", "kernels/csrc/rmsnorm.cu": "failed"}
+    sources = {name: (FIXTURES / "mixed/kernels/csrc" / name).read_text().splitlines() for name in
+               ("bindings.cpp", "rmsnorm.cu")}
+    kcuda = next(i for i, text in enumerate(sources["bindings.cpp"], 1) if "torch::kCUDA" in text)
+    mask = next(i for i, text in enumerate(sources["rmsnorm.cu"], 1) if "__shfl_xor_sync(0xffffffff" in text)
+    errors = {(d["original_file"], d["original_line"]): d["message"] for d in result.data["diagnostics"]
+              if d["severity"] == "error"}
+    assert "no member named 'kCUDA' in namespace 'torch'" in errors[("kernels/csrc/bindings.cpp", kcuda)]
+    assert "The mask must be a 64-bit integer" in errors[("kernels/csrc/rmsnorm.cu", mask)]
+    causes = {(g.kind, g.key): g.files for g in causes_from_data(result.data, {}).groups}
+    assert causes == {("translation", "lane-mask"): ["kernels/csrc/rmsnorm.cu"],
+                      ("project_code", "cxx-error"): ["kernels/csrc/bindings.cpp"]}
+    assert [e["state"] for e in result.data["extensions"]] == ["failed"]

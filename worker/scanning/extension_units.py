@@ -10,8 +10,9 @@
 * A CMake project with ``find_package(Torch)``: its targets' sources, include directories and definitions
   (``worker/scanning/build_units.py``).
 
-Python is read with ``ast``: literals, names bound to literals at module level, ``+`` of lists,
-``os.path.join``, ``glob.glob`` over the tree. Anything else is named in ``notes`` as computed.
+Python is read with ``ast``: literals, names bound at module level (else every value a function or block
+binds them to, and what ``+=`` adds), ``+`` of lists, f-strings of known values, ``os.path.join``,
+``glob.glob`` over the tree. Anything else is named in ``notes`` as computed.
 """
 from __future__ import annotations
 
@@ -96,11 +97,37 @@ class _Reader:
     def __init__(self, tree: Path, rel: str, module: ast.Module, globs: tuple[str, ...]) -> None:
         self.tree, self.rel, self.globs = tree, rel, globs
         self.folder = posixpath.dirname(rel) or "."
-        self.bindings: dict[str, ast.expr] = {}
+        self.bindings: dict[str, ast.expr] = {}  # module level: the last assignment
+        self.nested: dict[str, list[ast.expr]] = {}  # in functions and blocks: every assignment
+        self.extended: dict[str, list[ast.expr]] = {}  # ``name += [...]`` anywhere
         for node in module.body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bindings[node.targets[0].id] = node.value
+        for inner in ast.walk(module):
+            if isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Name):
+                self.nested.setdefault(inner.targets[0].id, []).append(inner.value)
+            elif isinstance(inner, ast.AugAssign) and isinstance(inner.op, ast.Add) and isinstance(inner.target, ast.Name):
+                self.extended.setdefault(inner.target.id, []).append(inner.value)
+        self._resolving: set[str] = set()
         self.notes: list[str] = []
+
+    def binding(self, name: str) -> list[ast.expr]:
+        """What ``name`` is bound to: its module-level value, else every value a function or block gives it
+        (a build that lists its sources inside ``if build_extensions:`` or a ``make_extension()`` helper, as
+        neural-graphics packages do: every configuration's sources are compiled)."""
+        found = self.bindings.get(name)
+        return [found] if found is not None else self.nested.get(name, [])
+
+    def _name(self, node: ast.Name, what: str, depth: int) -> list[str]:
+        values = self.binding(node.id)
+        if not values or node.id in self._resolving:
+            return self._computed(node, what)
+        self._resolving.add(node.id)
+        try:
+            found = [s for value in values + self.extended.get(node.id, []) for s in self.strings(value, what, depth + 1)]
+        finally:
+            self._resolving.discard(node.id)
+        return list(dict.fromkeys(found)) if len(values) > 1 or node.id in self.extended else found
 
     def strings(self, node: ast.expr | None, what: str, depth: int = 0) -> list[str]:
         if node is None:
@@ -122,12 +149,23 @@ class _Reader:
         if isinstance(node, ast.Name):
             if node.id == "__file__":
                 return [f"{_TREE}/{self.rel}"]
-            bound = self.bindings.get(node.id)
-            return self.strings(bound, what, depth + 1) if bound is not None else self._computed(node, what)
+            return self._name(node, what, depth)
+        if isinstance(node, ast.JoinedStr):  # f"{root_dir}/include": each placeholder one known string
+            return self._joined(node, what, depth)
         if isinstance(node, ast.Call):
             return self._call(node, what, depth)
         if isinstance(node, ast.Attribute) and node.attr == "parent":
             return [posixpath.dirname(v) for v in self.strings(node.value, what, depth + 1)]
+        return self._computed(node, what)
+
+    def _joined(self, node: ast.JoinedStr, what: str, depth: int) -> list[str]:
+        noted = len(self.notes)
+        parts = [[v.value] if isinstance(v, ast.Constant) and isinstance(v.value, str) else
+                 self.strings(v.value, what, depth + 1) if isinstance(v, ast.FormattedValue) and
+                 v.format_spec is None and v.conversion == -1 else [] for v in node.values]
+        if all(len(part) == 1 for part in parts):
+            return ["".join(part[0] for part in parts)]
+        del self.notes[noted:]  # one note for the whole f-string
         return self._computed(node, what)
 
     def _call(self, node: ast.Call, what: str, depth: int) -> list[str]:
@@ -219,7 +257,8 @@ def _keyword(node: ast.Call, name: str, position: int | None = None) -> ast.expr
 
 def _unit(reader: _Reader, node: ast.Call, called: str) -> ExtensionUnit:
     how: How = "setup.py" if called in _SETUP_CALLS else cast(How, called)
-    names = reader.strings(_keyword(node, "name", 0), "the extension's name")
+    name_node = _keyword(node, "name", 0)
+    names = reader.strings(name_node, "the extension's name") or _template(name_node)
     unit = ExtensionUnit(names[0] if names else "extension", how, f"{reader.rel}:{node.lineno}", reader.folder)
     if called == "load_inline":
         unit.notes.append(f"{unit.declared_in}: load_inline compiles sources held in strings at run time; they are "
@@ -242,12 +281,20 @@ def _unit(reader: _Reader, node: ast.Call, called: str) -> ExtensionUnit:
     return unit
 
 
+def _template(node: ast.expr | None) -> list[str]:
+    """An f-string name with what it leaves to run time in braces (``hashgrid._{compute_capability}_C``)."""
+    if not isinstance(node, ast.JoinedStr):
+        return []
+    return ["".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+                    for v in node.values if isinstance(v, (ast.Constant, ast.FormattedValue)))]
+
+
 def _setup_flags(reader: _Reader, node: ast.Call, unit: ExtensionUnit) -> None:
     args = _keyword(node, "extra_compile_args")
     if isinstance(args, ast.Call) and _dotted(args.func) == "torch_rocm.compile_args" and len(args.args) == 1:
         args = args.args[0]  # a delivered single-source setup.py: the CUDA build's own value, unchanged there
-    if isinstance(args, ast.Name) and args.id in reader.bindings:
-        args = reader.bindings[args.id]
+    if isinstance(args, ast.Name) and len(reader.binding(args.id)) == 1:
+        args = reader.binding(args.id)[0]
     if isinstance(args, ast.Dict):
         for key, value in zip(args.keys, args.values):
             target = reader.strings(key, "a compile-args key") if key is not None else []

@@ -9,7 +9,8 @@ symbols demangled with the object needing them, missing ``-l`` libraries mapped
 to the ROCm library and package); the full payload in ``records/link.json``. Linking runs in the
 run's sandbox over the objects in ``/workspace/build``.
 Fails when compile data is missing or failed, or any target fails to link;
-skipped when link_target is "none".
+skipped when link_target is "none". PyTorch extensions are built by their own build on a runner with a
+ROCm PyTorch (``extension_link.py``), else skipped: "needs a ROCm PyTorch runner".
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import json
 from worker.contained import write_record
 from worker.context import StageContext, StageResult
 from worker.payloads import CompileData, LinkData
+from worker.stages.extension_link import run_extension_link
 from worker.stages.kind_gate import kind_gate
 from worker.toolchain.compile import object_path
 from worker.toolchain.detect import detect_toolchain
@@ -30,8 +32,8 @@ from worker.toolchain.work import open_work, run_sandbox
 
 def run(ctx: StageContext) -> StageResult:
     compiled = ctx.compile_data()
-    if compiled.get("mode") == "extension":  # compiled against the hipified headers: no ROCm PyTorch to link with
-        return _needs_pytorch_runner(compiled)
+    if compiled.get("mode") == "extension":  # the extension's own build, where this runner has a ROCm PyTorch
+        return run_extension_link(ctx, compiled)
     if (gated := kind_gate(ctx, "link")) is not None:  # project kinds (issue 16): not applicable
         return gated
     if not compiled:
@@ -67,16 +69,6 @@ def run(ctx: StageContext) -> StageResult:
         summary = f"Link failed: {len(problems)} problem(s) in {len(report.targets)} target(s)."
         return StageResult.failed(summary, **payload)
     return StageResult.passed(f"Linked {', '.join(t.name for t in report.targets)}.", **payload)
-
-
-def _needs_pytorch_runner(compiled: CompileData) -> StageResult:
-    """Not failed, not passed: linking an extension needs libtorch for ROCm, which only a runner with a ROCm
-    PyTorch has (``compile.would_run`` is what it runs there)."""
-    names = ", ".join(e["name"] for e in compiled.get("extensions", [])) or "the extensions"
-    return StageResult.skipped(
-        f"not run: linking {names} needs a ROCm PyTorch runner (a runner built from the "
-        f"{compiled.get('runner_image') or 'rocm/pytorch'} image); the kernels were {compiled.get('checked', '')}",
-        **LinkData(no_pytorch_runner=True, would_run=list(compiled.get("would_run", []))))
 
 
 def _project_link(compiled: CompileData) -> StageResult:

@@ -15,7 +15,9 @@ Failure modes (failed results): no AMD GPU here (classification ``no-device``), 
 past the wait timeout (``gpu-busy``), a wrong exit code / signal / time-out (classified from the
 output: ``no-device``, ``wrong-target``, ``launch-config``, ``illegal-memory-access``, ``timeout``,
 ``crashed``, ``failed``), a failed check (``checks-failed``), output unlike the CUDA reference
-(``output-differs``). No smoke command configured: skipped.
+(``output-differs``). No smoke command configured: skipped. A PyTorch extension project runs only on a runner with a ROCm
+PyTorch whose link stage built it (in that root, from ``/workspace/hip`` with ``/workspace/site`` on the
+Python path); elsewhere skipped, "needs a ROCm PyTorch runner".
 """
 from __future__ import annotations
 
@@ -33,9 +35,12 @@ from worker.runner.gpus import probe
 from worker.runner.job import GpuRun, JobLimits, run_on_gpu
 from worker.runner.reference import build_cuda_reference
 from worker.runner.reference_reuse import decide_reuse, reference_key
+from worker.runner.torch_probe import probe_torch
+from worker.stages.extension_link import FAKE_LABEL as TORCH_FAKE_LABEL
+from worker.stages.extension_link import SITE
 from worker.stages.smoke_presets import REFERENCE_ARTIFACT, run_preset_reference, run_preset_stage, stored_reference
 from worker.toolchain.roots import ToolchainNotFound, select_root
-from worker.toolchain.work import REFERENCE_WORK, open_work, run_sandbox
+from worker.toolchain.work import HIP_COPY, REFERENCE_WORK, open_work, run_sandbox
 
 SMOKE_ARTIFACT = "smoke.json"
 REFERENCE_BUILD_DIR = "reference-build"  # in the run's work/ folder, beside build/
@@ -165,8 +170,13 @@ def run(ctx: StageContext) -> StageResult:
     if not settings.smoke_command.strip():
         return StageResult.skipped("no smoke command configured in project settings",
                                    **SmokeData(no_smoke_command=True))
+    extension = ctx.compile_data().get("mode") == "extension"
+    torch = probe_torch() if extension else None
+    if torch is not None and (not torch.available or not ctx.previous.get("link", {}).get("runner_build")):
+        return StageResult.skipped("not run: running a PyTorch extension needs a ROCm PyTorch runner that built it "
+                                   "(see the link stage)", **SmokeData(no_pytorch_runner=True))
     try:
-        root = select_root(settings.toolchain)
+        root = select_root(torch.root if torch is not None else settings.toolchain)
     except ToolchainNotFound as exc:
         return StageResult.failed(f"no ROCm toolchain root on this runner to run the smoke command in: {exc}")
     with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log) as work:
@@ -176,15 +186,18 @@ def run(ctx: StageContext) -> StageResult:
         found = probe("rocm")
         ctx.log(f"GPU probe: {len(found.gpus)} AMD GPU(s) via {found.source or 'nothing'} {found.reason}\n")
         ctx.check_cancelled()
-        run_dir = smoke_run_dir(ctx)
+        # An extension runs from its built tree, its pip-installed packages first on the path.
+        run_dir = work / "hip" if extension else smoke_run_dir(ctx)
+        environment = {"PYTHONPATH": f"{SITE}:{HIP_COPY}"} if extension else None
         job = run_on_gpu(settings.smoke_command, run_dir, found, limits_for(settings),
-                         run_sandbox(root, ctx.workspace, work, gpu_devices=True), log=ctx.log,
-                         cancel=ctx.is_cancelled)
+                         run_sandbox(root, ctx.workspace, work, gpu_devices=True, environment=environment),
+                         log=ctx.log, cancel=ctx.is_cancelled)
     ctx.check_cancelled()  # a cancelled run's process group is already stopped
     _write_artifact(ctx, SMOKE_ARTIFACT, job.to_dict())
-    if job.execution is None:
-        return _not_run(ctx, job)
-    return _judge(ctx, job)
+    result = _not_run(ctx, job) if job.execution is None else _judge(ctx, job)
+    if torch is not None and torch.fake:  # a result with a fake ROCm PyTorch says so wherever it is shown
+        return StageResult(result.outcome, TORCH_FAKE_LABEL + result.summary, {**result.data, "fake_torch": True})
+    return result
 
 
 def _not_run(ctx: StageContext, job: GpuRun) -> StageResult:

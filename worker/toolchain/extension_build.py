@@ -15,6 +15,7 @@ is a new key). Nothing is linked: linking and running need a ROCm PyTorch.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import time
 from collections.abc import Callable, Sequence
@@ -64,6 +65,12 @@ def map_nvcc_flags(flags: Sequence[str], archs: Sequence[str]) -> tuple[list[str
     return [f for f in mapped if not f.startswith("--offload-arch=")], notes
 
 
+def module_name(extension: str) -> str:
+    """What ``TORCH_EXTENSION_NAME`` is for ``pkg._C`` (``_C``), as an identifier even where the name is a
+    template of run-time values (``pkg._{cc}_C`` -> ``__cc__C``)."""
+    return re.sub(r"\W", "_", extension.rsplit(".", 1)[-1]) or "extension"
+
+
 def plan_extension(units: Sequence[ExtensionUnit], renames: dict[str, str], hip_tree: Path,
                    settings: ProjectSettings, headers: HeaderTree) -> ExtensionPlan:
     """Each source of each extension, with the flags its build would give it (original -> translated paths)."""
@@ -72,7 +79,7 @@ def plan_extension(units: Sequence[ExtensionUnit], renames: dict[str, str], hip_
     for unit in units:
         nvcc, notes = map_nvcc_flags(unit.nvcc_flags, archs)
         plan.notes += [f"{unit.name}: {note}" for note in notes + unit.notes]
-        own = [f"-DTORCH_EXTENSION_NAME={unit.name.rsplit('.', 1)[-1]}", *ROCM_DEFINES]
+        own = [f"-DTORCH_EXTENSION_NAME={module_name(unit.name)}", *ROCM_DEFINES]
         own += [f"-I{d}" for d in [*unit.include_dirs, *settings.include_dirs]]
         own += [d if d.startswith("-D") else f"-D{d}" for d in [*unit.defines, *settings.defines]]
         own += headers.include_flags()

@@ -16,13 +16,16 @@ from worker.toolchain.compile import CompileReport, FileResult
 from worker.toolchain.diagnostics import Diagnostic
 from worker.toolchain.linemap import TreeLineMap
 from worker.toolchain.link import LinkReport
-from worker.toolchain.targets import TargetResult, failed_targets
+from worker.toolchain.targets import TargetResult, failed_targets, project_place
 
 MAX_STORED_DIAGNOSTICS = 2000  # the stage row keeps this many; artifacts/compile.json keeps all
 
 
 def diagnostic_data(tu: str, diagnostic: Diagnostic, line_map: TreeLineMap) -> DiagnosticData:
-    original_file, original_line = line_map.map(diagnostic.file, diagnostic.line) if diagnostic.file else ("", 0)
+    """``original_file``/``original_line``: where the error is in the original tree; for an error inside a ROCm
+    header (the warp-sync builtins' ``static_assert`` on a 32-bit mask) the project's line that led there."""
+    file, line = project_place(diagnostic.file, diagnostic.line, diagnostic.notes)
+    original_file, original_line = line_map.map(file, line) if file else ("", 0)
     return DiagnosticData(
         tu=tu, file=diagnostic.file, line=diagnostic.line, column=diagnostic.column,
         original_file=original_file, original_line=original_line, severity=diagnostic.severity,
