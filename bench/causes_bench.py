@@ -28,12 +28,22 @@ def _line(name: str, outcomes: list[Outcome]) -> str:
             f"(right or absent {100 * (entries['right'] + entries['absent']) / n:5.1f} %)")
 
 
+def _per_cause(outcomes: list[Outcome]) -> str:
+    """Headline right/total for each labelled cause."""
+    totals = Counter(o.case.cause for o in outcomes)
+    right = Counter(o.case.cause for o in outcomes if o.cause_right)
+    return ", ".join(f"{cause} {right[cause]}/{total}" for cause, total in sorted(totals.items()))
+
+
 def main(verbose: bool) -> None:
     outcomes = [evaluate(case) for case in load_cases()]
     tuned = [o for o in outcomes if not o.case.holdout]
     held = [o for o in outcomes if o.case.holdout]
     for name, part in (("tuned", tuned), ("held out", held), ("all", outcomes)):
         print(_line(name, part))
+    for batch in sorted({o.case.id.split("/", 1)[0] for o in held}):
+        part = [o for o in held if o.case.id.startswith(batch + "/")]
+        print(_line(batch, part) + "  by cause: " + _per_cause(part))
     by_cause = Counter(o.case.cause for o in outcomes)
     print("cases per cause: " + ", ".join(f"{k} {v}" for k, v in sorted(by_cause.items())))
     for o in outcomes:

@@ -109,7 +109,13 @@ def cause_step(group: CauseGroup, place: Place, compile_data: Mapping[str, Any])
         "build-files": f"{where}: fix the build file at the first error shown: {group.example[:160]}",
         "cuda-library": f"{where}: {group.reason} (the build file or link_libraries)",
         "library": f"{where}: provide -l{detail} (its ROCm package in the toolchain) or drop it from link_libraries",
-        "cxx-error": f"{where}: fix the project's code at the first error; translation did not cause it",
+        "cxx-error": f"{where}: fix the project's code at the first error (no other cause was found for it)",
+        "also-fails-cuda": f"{where}: fix the project's code at the first error: the CUDA build fails the same way, "
+                           "so translation did not cause it",
+        "cuda-build-passes": (f"{where}: compare the translated code at the first error with the original, which "
+                              "the CUDA build compiles" if detail == "translated" else
+                              f"{where}: the CUDA build compiles this code unchanged: rewrite what hipcc (clang) "
+                              "rejects at the first error"),
         "no-hip-counterpart": f"{where}: {group.reason}",
         "unlisted-source": f"add {detail} to the target's sources in the build file ({group.reason})",
         "not-linked": f"{where}: add -l{detail} to the target's link libraries (setting link_libraries or the build file)",

@@ -16,7 +16,7 @@ from django.urls import NoReverseMatch, reverse
 
 from migrator.lib.diffview.models import Row
 from migrator.lib.diffview.sidebyside import compute_side_by_side
-from migrator.projects.causes import causes_from_data, user_include_dirs
+from migrator.projects.causes import causes_from_data, run_reference_build, user_include_dirs
 from migrator.projects.models import Run, Stage
 from migrator.projects.target_matrix import target_matrix
 from migrator.projects.workspaces import workspace_for
@@ -147,15 +147,32 @@ def _command_line(entry: Item) -> str:
 
 def compile_cause_context(run: Run, data: Mapping[str, object]) -> dict[str, object]:
     """Failing files grouped by cause, each with its exact compile command and first error."""
-    causes = causes_from_data(data, {}, user_include_dirs(run))
+    causes = causes_from_data(data, {}, user_include_dirs(run), reference=run_reference_build(run))
     files = {str(f.get("original_path") or f.get("path")): f for f in _dicts(data.get("files"))}
+    first = _first_errors(run.pk, data)
     groups = []
     for group in causes.groups:
-        rows = [{"file": name, **files.get(name, {}), "command_line": _command_line(files.get(name, {}))} for name in group.files]
+        rows = [{"file": name, **files.get(name, {}), "command_line": _command_line(files.get(name, {})),
+                 "first_error": first.get(name.rsplit(":", 1)[0] if name not in first else name)} for name in group.files]
         groups.append({**group.to_dict(), "rows": rows})
     failed = sum(1 for f in files.values() if f.get("status") != "passed")
     return {"cause_groups": groups, "cause_summary": causes.summary, "failed_count": failed,
             "fold_all_files": len(files) > ALL_FILES_OPEN_LIMIT}
+
+
+def _first_errors(run_id: int, data: Mapping[str, object]) -> dict[str, Item]:
+    """Each file's first error (message, original line, a link to it in the diff): a project build lists
+    its failing files by cause with no per-file command, so the row shows where each one fails."""
+    found: dict[str, Item] = {}
+    for item in _dicts(data.get("diagnostics")):
+        file = str(item.get("original_file") or item.get("file") or "")
+        if not file or file in found or item.get("severity") not in ("error", "fatal"):
+            continue
+        line = item.get("original_line") if item.get("original_file") else item.get("line")
+        line = line if isinstance(line, int) else 0
+        found[file] = {"message": str(item.get("message") or ""), "line": line,
+                       "href": review_url(run_id, file, line) if item.get("original_file") else ""}
+    return found
 
 
 def _offload_archs(run: Run) -> tuple[str, ...]:

@@ -21,6 +21,19 @@ KEY_SETTINGS = (
 )
 
 
+# What the reference's compiles alone depend on: its compile results are evidence on a run's failing files
+# (``worker/toolchain/reference_evidence.py``) whatever smoke command it ran.
+BUILD_KEY_SETTINGS = ("exclude_globs", "include_dirs", "defines", "cxx_std")
+
+
+def build_key(settings: ProjectSettings, source_pin: str = "") -> str:
+    """A short hash of the settings the reference's nvcc compiles depend on and the pinned source."""
+    values = settings.to_dict()
+    blob = json.dumps({"settings": {name: values.get(name) for name in BUILD_KEY_SETTINGS}, "source": source_pin},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
 def reference_key(settings: ProjectSettings, source_pin: str = "") -> str:
     """A short hash of the smoke command, the build settings and the pinned source."""
     values = settings.to_dict()

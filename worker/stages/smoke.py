@@ -34,7 +34,7 @@ from worker.runner.classify import Classification
 from worker.runner.gpus import probe
 from worker.runner.job import GpuRun, JobLimits, run_on_gpu
 from worker.runner.reference import build_cuda_reference
-from worker.runner.reference_reuse import decide_reuse, reference_key
+from worker.runner.reference_reuse import build_key, decide_reuse, reference_key
 from worker.runner.torch_probe import probe_torch
 from worker.stages.extension_link import FAKE_LABEL as TORCH_FAKE_LABEL
 from worker.stages.extension_link import SITE
@@ -263,7 +263,8 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     found = probe("cuda")
     arch = found.gpus[0].arch if found.gpus else ""
     ctx.log(f"GPU probe: {len(found.gpus)} NVIDIA GPU(s) via {found.source or 'nothing'} {found.reason}\n")
-    result: dict[str, Any] = {"run_id": ctx.run_id, "key": reference_key(settings, source_pin(ctx))}
+    result: dict[str, Any] = {"run_id": ctx.run_id, "key": reference_key(settings, source_pin(ctx)),
+                              "build_key": build_key(settings, source_pin(ctx))}
     with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log, area=REFERENCE_WORK) as work:
         sandbox = run_sandbox(None, ctx.workspace, work, gpu_devices=True)  # the host's CUDA toolkit, read-only
         build = build_cuda_reference(ctx.workspace.source, work / REFERENCE_BUILD_DIR, settings, sandbox, arch,

@@ -2,13 +2,15 @@
 
 Fed by the compile and link stages' stored data (``files``, ``diagnostics``, ``toolchain``,
 ``include_dirs``, ``project_build``; ``problems``), never by the disk, so it runs anywhere the data
-is. Each failing file gets one cause from its first error, in five kinds:
+is. Each failing file gets one cause, the strongest evidence among its errors, in this order:
 
 - ``environment``: the toolchain in use lacks something (a ROCm library or header, a GPU feature);
-- ``translation``: CUDA left behind (names, headers, libraries) or a HIP API missing in the target;
+- ``translation``: CUDA left behind (names, headers, libraries), a HIP API missing in the target, or
+  code the CUDA reference build compiles that hipcc rejects;
 - ``build_configuration``: flags, paths, build files (nvcc-only flags, CMake, Python extension headers);
-- ``project_code``: an ordinary C++ error that is the project's own;
-- ``migrator``: our own heuristics (include directories we guessed that do not provide a header).
+- ``migrator``: our own handling (limits, the sandbox, include directories we guessed);
+- ``project_code``: the last resort: a C++ error no other evidence explains, and one the CUDA
+  reference build reports at the same line ("also fails in the CUDA reference build").
 
 Pure: standard library only.
 """
@@ -22,6 +24,7 @@ from typing import Any, Literal
 from worker.toolchain import cause_rules
 from worker.toolchain.cause_rules import Verdict
 from worker.toolchain.link_owners import explain_undefined
+from worker.toolchain.reference_evidence import ReferenceBuild, weigh
 from worker.wording import counted
 
 CauseKind = Literal["environment", "translation", "build_configuration", "project_code", "migrator"]
@@ -221,8 +224,10 @@ def _errors_by_file(data: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]
     return errors
 
 
-def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = ()) -> list[Cause]:
-    """One cause per failing translation unit (or per failing project build)."""
+def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = (),
+                   reference: ReferenceBuild | None = None) -> list[Cause]:
+    """One cause per failing translation unit (or per failing project build). ``reference``: the CUDA
+    reference build of the same source, weighed on what would otherwise be "project code"."""
     tc = _toolchain(data, user_include_dirs)
     errors = _errors_by_file(data)
     causes: list[Cause] = []
@@ -232,9 +237,11 @@ def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = (
         path = str(entry.get("path") or "")
         shown = str(entry.get("original_path") or path)
         file_errors = errors.get(path) or [{}]
-        message = str(file_errors[0].get("message") or entry.get("status") or "failed")
-        cause = classify_message(message, shown, tc, str(file_errors[0].get("flag") or "")) or Cause(
-            "project_code", "cxx-error", "C++ errors in the project's code", shown, message)
+        if entry.get("status") == "timeout" and not errors.get(path):
+            causes.append(Cause("migrator", "limits", "a compile ran past Migrator's time limit (compile_timeout_s)",
+                                shown, "timeout"))
+            continue
+        cause = _strongest(file_errors, shown, str(entry.get("status") or "failed"), tc, reference)
         if cause.key == "cuda-names":
             cause = replace(cause, names=_cuda_names(file_errors))
         causes.append(cause)
@@ -244,12 +251,37 @@ def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = (
     causes += unit_causes
     if isinstance(build, Mapping) and build.get("ok") is False and (errors or not unit_causes):
         covered = {str(f.get("original_path") or f.get("path")) for f in data.get("files") or () if isinstance(f, Mapping)}
-        causes += _project_build_causes(build, [e for items in errors.values() for e in items], covered, tc)
+        causes += _project_build_causes(build, [e for items in errors.values() for e in items], covered, tc, reference)
     return causes
 
 
+def _strongest(errors: Sequence[Mapping[str, Any]], unit: str, status: str, tc: _Toolchain,
+               reference: ReferenceBuild | None) -> Cause:
+    """The cause of a failing unit: the strongest evidence among its errors (environment first, project
+    code last; the first error among equals), "project code" weighed against the CUDA reference."""
+    found: list[Cause] = []
+    for error in errors:
+        message = str(error.get("message") or status)
+        cause = classify_message(message, unit, tc, str(error.get("flag") or "")) or Cause(
+            "project_code", "cxx-error", "C++ errors in the project's code", unit, message)
+        found.append(_weighed(cause, reference, unit, error))
+    return min(found, key=lambda c: KIND_ORDER.index(c.kind))
+
+
+def _weighed(cause: Cause, reference: ReferenceBuild | None, unit: str, error: Mapping[str, Any]) -> Cause:
+    """A "project code" cause with the CUDA reference's evidence: the same error without migration keeps
+    it (and says so); a CUDA build that passes makes it the port's (see ``reference_evidence``)."""
+    if reference is None or cause.kind != "project_code":
+        return cause
+    file = str(error.get("original_file") or unit)
+    line = error.get("original_line") if error.get("original_file") else error.get("line")
+    evidence = weigh(reference, unit, file, line if isinstance(line, int) else 0)
+    return cause if evidence is None else replace(cause, kind=evidence.kind, key=evidence.key,  # type: ignore[arg-type]
+                                                  reason=evidence.reason)
+
+
 def _project_build_causes(build: Mapping[str, Any], errors: Sequence[Mapping[str, Any]], covered: set[str],
-                          tc: _Toolchain) -> list[Cause]:
+                          tc: _Toolchain, reference: ReferenceBuild | None = None) -> list[Cause]:
     """A project build's causes, one per failing file (the strongest evidence among its errors:
     environment first, project code last) and one per build-level error (CMake, make, pip, Python),
     leaving out the files the compile stage already lists. When Migrator's limits killed the build,
@@ -263,7 +295,7 @@ def _project_build_causes(build: Mapping[str, Any], errors: Sequence[Mapping[str
         where = f"{file}:{line}" if line and str(item.get("flag") or "").startswith("cmake:") else file
         cause = classify_message(str(item.get("message") or ""), where, tc, str(item.get("flag") or ""))
         if cause is not None:
-            by_file.setdefault(file, []).append(cause)
+            by_file.setdefault(file, []).append(_weighed(cause, reference, file, item))
     found = [min(causes, key=lambda c: KIND_ORDER.index(c.kind)) for causes in by_file.values()]
     if limits := [c for causes in by_file.values() for c in causes if c.key == "limits"]:
         return limits[:1]
