@@ -20,7 +20,6 @@ from collections.abc import Callable, Collection
 from dataclasses import asdict
 from pathlib import Path
 
-from celery import current_app
 from django.conf import settings as django_settings
 
 from migrator.integrations.models import HostKind, ProjectIntegration
@@ -28,6 +27,7 @@ from migrator.projects.actions import ActionError
 from migrator.projects.constants import SourceKind
 from migrator.projects.models import Run
 from migrator.projects.workspaces import workspace_for
+from migrator.reports.delivery_cuda import queue_cuda_check
 from migrator.reports.delivery_text import apply_commands, pull_request_body, pull_request_title
 from migrator.reports.models import PortAttempt, PortDelivery, PortState
 from migrator.reports.posting import client_for
@@ -47,7 +47,6 @@ from worker.sources.hostguard import HostPolicy
 log = logging.getLogger(__name__)
 Log = Callable[[str], None]
 OFFERED = frozenset({PortState.PROPOSED, PortState.PUSHED, PortState.BUNDLED})
-CUDA_QUEUE = "cuda"
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 
@@ -105,11 +104,6 @@ def deliver_run(run: Run, branch: str, mode: str = "single-source", *, target: s
         queue_cuda_check(attempt.pk)
         return attempt
     return _offer(run, record, attempt, repo, pending, integration, folder)
-
-
-def queue_cuda_check(attempt_id: int) -> None:
-    """Hand the CUDA side to the ``cuda`` queue (``reports.verify_port_cuda``, by name: tasks import this module)."""
-    current_app.send_task("reports.verify_port_cuda", args=[attempt_id], queue=CUDA_QUEUE)
 
 
 def offer_verified(attempt_id: int, log: Log = lambda _: None) -> PortAttempt | None:
