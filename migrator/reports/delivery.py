@@ -81,12 +81,17 @@ def deliver_run(run: Run, branch: str, mode: str = "single-source", *, target: s
     settings = ProjectSettings.stored_or_default(run.settings_used)
     system = composed.change.build_system if chosen == "single-source" else build_system(tree)
     rocm = _verify_rocm(tree, system, run, settings, log)
-    on_runner = chosen == "single-source" and rocm.status != "failed" and bool(online_runners("cuda"))
+    # A setup.py extension's units need PyTorch's headers, which the reference path does not give them:
+    # its CUDA side stays the delivering worker's extension check.
+    on_runner = chosen == "single-source" and system != "setuptools" and rocm.status != "failed" \
+        and bool(online_runners("cuda"))
     if on_runner:  # the CUDA reference path on a CUDA runner; offered once it passed (``offer_verified``)
         cuda = SideResult("cuda", "queued", "waiting for a CUDA runner to build the delivered branch", via="cuda runner")
     elif chosen == "single-source":
         cuda = _verify_cuda(tree, system, run, settings, log)
-        cuda.via = "local nvcc on the delivering worker (no CUDA runner registered)"
+        cuda.via = "local nvcc on the delivering worker " + (
+            "(a setup.py extension: its .cu sources with PyTorch's headers)" if system == "setuptools"
+            else "(no CUDA runner registered)")
     else:
         cuda = SideResult("cuda", "skipped", "a converted copy is the AMD fork: its CUDA build is the original branch")
     files, added, removed = repo.numstat(base, composed.head)
