@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/delivery_size_bench.py [TREE ...]   (extra CUDA trees, e.g. a checkout of a public code base)
 
-For each CUDA fixture (the delivery tests' CMake and Makefile projects and the build-system fixtures
+For each CUDA fixture (the delivery tests' CMake, Makefile and setup.py projects and the build-system fixtures
 with a top-level CMakeLists.txt or Makefile) the tree is translated with the engine
 (``translator.tree.translate_tree``, default options, as the hipify stage does), then both changes are
 made side by side from the same two trees (``worker.delivery``) and measured as a unified diff against
@@ -28,6 +28,7 @@ from worker.delivery.model import Change  # noqa: E402
 from worker.delivery.singlesource import single_source  # noqa: E402
 
 FIXTURES = [ROOT / "tests/fixtures/delivery/cmake_saxpy", ROOT / "tests/fixtures/delivery/make_histogram",
+            ROOT / "tests/fixtures/delivery/setup_rowsum",
             ROOT / "tests/fixtures/buildsystems/cmake_samples", ROOT / "tests/fixtures/buildsystems/driver_tool"]
 SOURCES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip")
 

@@ -263,6 +263,9 @@ MIGRATOR_REPUBLISH_GRACE_S = env_int(
 MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, minimum=1)
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
 MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
+# A delivery's CUDA check handed to a cuda runner: sent again after this long unclaimed (or ended "not
+# checked" when no CUDA runner is online), and ended "runner lost" when running twice as long.
+MIGRATOR_PORT_CUDA_CHECK_WAIT_S = env_int("MIGRATOR_PORT_CUDA_CHECK_WAIT_S", 1800, minimum=10)
 # Dependency resolves (queue "deps"): the time limit of one resolve, and how long a result is reused
 # before the next run that asks for it resolves again (indexes gain releases).
 MIGRATOR_DEPS_TIMEOUT_S = env_int("MIGRATOR_DEPS_TIMEOUT_S", 600, minimum=10)
@@ -311,6 +314,8 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-retention": {"task": "pipeline.sweep_retention", "schedule": float(MIGRATOR_RETENTION_INTERVAL_S)},
     # Dependency resolves whose worker died or whose message was lost (the dependencies app's own task).
     "sweep-dependency-resolves": {"task": "dependencies.sweep", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S)},
+    # Deliveries whose CUDA check no cuda runner took or finished (the reports app's own task).
+    "sweep-port-cuda-checks": {"task": "reports.sweep_port_cuda_checks", "schedule": float(MIGRATOR_SWEEP_INTERVAL_S)},
 }
 
 CACHE_URL = env_str("MIGRATOR_CACHE_URL", "") or redis_url_next_db(REDIS_URL)

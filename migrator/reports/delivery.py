@@ -20,7 +20,6 @@ from collections.abc import Callable, Collection
 from dataclasses import asdict
 from pathlib import Path
 
-from celery import current_app
 from django.conf import settings as django_settings
 
 from migrator.integrations.models import HostKind, ProjectIntegration
@@ -28,6 +27,7 @@ from migrator.projects.actions import ActionError
 from migrator.projects.constants import SourceKind
 from migrator.projects.models import Run
 from migrator.projects.workspaces import workspace_for
+from migrator.reports.delivery_cuda import queue_cuda_check
 from migrator.reports.delivery_text import apply_commands, pull_request_body, pull_request_title
 from migrator.reports.models import PortAttempt, PortDelivery, PortState
 from migrator.reports.posting import client_for
@@ -47,7 +47,6 @@ from worker.sources.hostguard import HostPolicy
 log = logging.getLogger(__name__)
 Log = Callable[[str], None]
 OFFERED = frozenset({PortState.PROPOSED, PortState.PUSHED, PortState.BUNDLED})
-CUDA_QUEUE = "cuda"
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 
@@ -82,12 +81,17 @@ def deliver_run(run: Run, branch: str, mode: str = "single-source", *, target: s
     settings = ProjectSettings.stored_or_default(run.settings_used)
     system = composed.change.build_system if chosen == "single-source" else build_system(tree)
     rocm = _verify_rocm(tree, system, run, settings, log)
-    on_runner = chosen == "single-source" and rocm.status != "failed" and bool(online_runners("cuda"))
+    # A setup.py extension's units need PyTorch's headers, which the reference path does not give them:
+    # its CUDA side stays the delivering worker's extension check.
+    on_runner = chosen == "single-source" and system != "setuptools" and rocm.status != "failed" \
+        and bool(online_runners("cuda"))
     if on_runner:  # the CUDA reference path on a CUDA runner; offered once it passed (``offer_verified``)
         cuda = SideResult("cuda", "queued", "waiting for a CUDA runner to build the delivered branch", via="cuda runner")
     elif chosen == "single-source":
         cuda = _verify_cuda(tree, system, run, settings, log)
-        cuda.via = "local nvcc on the delivering worker (no CUDA runner registered)"
+        cuda.via = "local nvcc on the delivering worker " + (
+            "(a setup.py extension: its .cu sources with PyTorch's headers)" if system == "setuptools"
+            else "(no CUDA runner registered)")
     else:
         cuda = SideResult("cuda", "skipped", "a converted copy is the AMD fork: its CUDA build is the original branch")
     files, added, removed = repo.numstat(base, composed.head)
@@ -105,11 +109,6 @@ def deliver_run(run: Run, branch: str, mode: str = "single-source", *, target: s
         queue_cuda_check(attempt.pk)
         return attempt
     return _offer(run, record, attempt, repo, pending, integration, folder)
-
-
-def queue_cuda_check(attempt_id: int) -> None:
-    """Hand the CUDA side to the ``cuda`` queue (``reports.verify_port_cuda``, by name: tasks import this module)."""
-    current_app.send_task("reports.verify_port_cuda", args=[attempt_id], queue=CUDA_QUEUE)
 
 
 def offer_verified(attempt_id: int, log: Log = lambda _: None) -> PortAttempt | None:

@@ -32,3 +32,8 @@ def verify_port_cuda(self: Task, attempt_id: int) -> None:
 def offer_port(attempt_id: int) -> None:
     """Push and propose a delivery whose CUDA check passed on a runner (``cpu`` queue: the host credentials)."""
     delivery.offer_verified(attempt_id)
+
+
+@shared_task(name="reports.sweep_port_cuda_checks", ignore_result=True)
+def sweep_port_cuda_checks() -> None:
+    delivery_cuda.sweep_cuda_checks()

@@ -9,11 +9,13 @@ from __future__ import annotations
 import io
 import shutil
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.utils import timezone
 from pytest_django import Settings
 
 from migrator.accounts.models import Team
@@ -21,7 +23,7 @@ from migrator.integrations.models import ProjectIntegration
 from migrator.projects import actions
 from migrator.projects.models import Run
 from migrator.reports import delivery, delivery_cuda
-from migrator.reports.models import PortAttempt, PortState
+from migrator.reports.models import PortAttempt, PortDelivery, PortState
 from migrator.runners import presence
 from tests.reports.fake_host import FakeHost
 from tests.reports.team_repo import TeamRepo, git, team_repo
@@ -89,11 +91,12 @@ def test_without_a_cuda_runner_the_local_nvcc_check_runs_and_says_so(
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc on this machine (CI has it)")
 def test_a_cuda_runner_builds_the_delivered_branch_and_compares_the_smoke_output(
     tmp_path: Path, team_user: tuple[User, Team], host: FakeHost, only_stages: Callable[..., None],
-    queues: list[str], monkeypatch: pytest.MonkeyPatch,
+    queues: list[str], monkeypatch: pytest.MonkeyPatch, settings: Settings,
 ) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_80")
+    settings.MIGRATOR_RUNNER_OFFLINE_S = 3600  # no heartbeat thread here: the builds on 2 loaded cores take longer than 30 s
     run, repo = _run(tmp_path, team_user[1], host, only_stages)
-    presence.register("cuda-runner-1", "cuda", ["cuda"], {})  # online: seen within MIGRATOR_RUNNER_OFFLINE_S
+    presence.register("cuda-runner-1", "cuda", ["cuda"], {})
 
     attempt = delivery.deliver_run(run, "port/rocm")
     assert attempt is not None and queues == ["cuda", "cpu"]
@@ -120,7 +123,6 @@ def test_a_cuda_runner_builds_the_delivered_branch_and_compares_the_smoke_output
     hand = repo.commit_all("Say which build this is")
     git(repo.clone, "push", "-q", "origin", "port/rocm")
     queues.clear()
-    presence.beat("cuda-runner-1")
     second = delivery.deliver_run(run, "port/rocm")
     assert second is not None and queues == ["cuda"]  # never handed back to be offered
     second.refresh_from_db()
@@ -129,3 +131,33 @@ def test_a_cuda_runner_builds_the_delivered_branch_and_compares_the_smoke_output
     assert repo.head("port/rocm") == hand  # nothing pushed over it
     assert [r.method for r in host.requests if "/pulls" in r.path] == ["POST"]  # the pull request not updated
     assert PortAttempt.objects.filter(state=PortState.CUDA_BROKEN).count() == 1
+
+
+def _waiting(run: Run, status: str, age_s: float) -> PortAttempt:
+    record, _ = PortDelivery.objects.get_or_create(project=run.project, target_branch="main", mode="single-source",
+                                                   defaults={"branch": "port/rocm"})
+    attempt = PortAttempt.objects.create(run=run, delivery=record, state=PortState.VERIFYING, commit="a" * 40,
+                                         cuda={"side": "cuda", "status": status}, pending={"head": "a" * 40})
+    PortAttempt.objects.filter(pk=attempt.pk).update(created_at=timezone.now() - timedelta(seconds=age_s))
+    return attempt
+
+
+def test_the_sweep_sends_a_stale_check_again_or_ends_it_unpushed(
+    tmp_path: Path, team_user: tuple[User, Team], host: FakeHost, only_stages: Callable[..., None],
+    settings: Settings, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings.MIGRATOR_PORT_CUDA_CHECK_WAIT_S = 600
+    run, _repo = _run(tmp_path, team_user[1], host, only_stages)
+    sent: list[int] = []
+    monkeypatch.setattr(delivery_cuda, "queue_cuda_check", sent.append)
+    fresh, queued, running = _waiting(run, "queued", 60), _waiting(run, "queued", 700), _waiting(run, "running", 1300)
+    assert delivery_cuda.sweep_cuda_checks() == {"sent_again": 0, "not_checked": 1, "runner_lost": 1}
+    for attempt in (fresh, queued, running):
+        attempt.refresh_from_db()
+    assert fresh.state == PortState.VERIFYING and sent == []
+    assert queued.state == PortState.FAILED and queued.cuda["reason"].startswith("no CUDA runner took the check")
+    assert running.state == PortState.FAILED and running.error == "not offered: the CUDA runner was lost during the check"
+
+    again = _waiting(run, "queued", 700)
+    presence.register("cuda-runner-1", "cuda", ["cuda"], {})
+    assert delivery_cuda.sweep_cuda_checks()["sent_again"] == 1 and sent == [again.pk]
