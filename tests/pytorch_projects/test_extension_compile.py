@@ -124,7 +124,7 @@ def test_a_setup_py_extension_compiles_in_the_sandbox(shared: Path) -> None:
     assert extension["checked"] == result.data["checked"]
     assert result.data["checked"].startswith(f"compiled against PyTorch {ensure_header_tree().torch_version}'s")
     assert result.data["would_run"] == [f"cd /workspace/hip && PYTORCH_ROCM_ARCH='{ARCH}' python3 -m pip install "
-                                        "--no-build-isolation --no-deps -v ."]
+                                        "--no-build-isolation --no-deps --target /workspace/site -v ."]
 
 
 def test_a_seeded_error_is_reported_at_the_original_file_and_line(shared: Path) -> None:
@@ -192,7 +192,7 @@ def test_a_core_with_bindings_is_built_whole_each_part_with_its_own_result(share
     assert {f["original_path"] for f in result.data["files"]} == {"bindings/torch/voxkit_torch.cpp",
                                                                   "bindings/torch/occupancy_ops.cu"}
     assert result.data["would_run"] == [f"cd /workspace/hip/bindings/torch && PYTORCH_ROCM_ARCH='{ARCH}' python3 -m "
-                                        "pip install --no-build-isolation --no-deps -v ."]
+                                        "pip install --no-build-isolation --no-deps --target /workspace/site -v ."]
 
 
 def test_computed_and_inline_sources_are_named_not_guessed(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def runner_commands(units: list[ExtensionUnit], archs: tuple[str, ...], tree: Pa
                        f"# torch.utils.cpp_extension.{unit.how} builds {unit.name} at run time")
         elif any((tree / unit.directory / name).is_file() for name in _PACKAGE_FILES):
             command = (f"cd {where} && PYTORCH_ROCM_ARCH='{targets}' python3 -m pip install --no-build-isolation "
-                       "--no-deps -v .")
+                       "--no-deps --target /workspace/site -v .")
         else:
             command = (f"cmake -S {where} -B /workspace/build/{unit.name} -DCMAKE_PREFIX_PATH=\"$(python3 -c "
                        "'import torch; print(torch.utils.cmake_prefix_path)')\" && cmake --build "

@@ -35,8 +35,10 @@ _PACKAGE_FILES = ("setup.py", "pyproject.toml")
 _OUTPUT_DIRS = (HIP_COPY, SITE, BUILD, MOUNT / ".home/.cache/torch_extensions")
 
 
-def build_command(extension: ExtensionBuildData, archs: tuple[str, ...], tree: Path, found: TorchProbe) -> str:
-    """What builds ``extension`` on this runner, as its project builds it (run by ``sh -c`` in the sandbox)."""
+def build_command(extension: ExtensionBuildData, archs: tuple[str, ...], tree: Path, found: TorchProbe,
+                  hip_compiler: str = "") -> str:
+    """What builds ``extension`` on this runner, as its project builds it (run by ``sh -c`` in the sandbox);
+    ``hip_compiler``: the root's clang, for CMake's HIP language."""
     where = str(HIP_COPY if extension["directory"] in ("", ".") else HIP_COPY / extension["directory"])
     env = f"PYTORCH_ROCM_ARCH={shlex.quote(';'.join(archs))}"
     if extension["how"] in ("load", "load_inline"):
@@ -49,7 +51,8 @@ def build_command(extension: ExtensionBuildData, archs: tuple[str, ...], tree: P
         return f"cd {where} && {env} python3 setup.py build_ext --inplace"
     build = BUILD / extension["name"]
     prefix = f" -DCMAKE_PREFIX_PATH={shlex.quote(found.cmake_prefix)}" if found.cmake_prefix else ""
-    return (f"cmake -S {where} -B {build}{prefix} -DCMAKE_HIP_ARCHITECTURES={shlex.quote(';'.join(archs))} "
+    compiler = f" -DCMAKE_HIP_COMPILER={shlex.quote(hip_compiler)} -DCMAKE_HIP_PLATFORM=amd" if hip_compiler else ""
+    return (f"cmake -S {where} -B {build}{prefix}{compiler} -DCMAKE_HIP_ARCHITECTURES={shlex.quote(';'.join(archs))} "
             f"&& cmake --build {build}")
 
 
@@ -73,7 +76,7 @@ def run_extension_link(ctx: StageContext, compiled: CompileData) -> StageResult:
     except ToolchainNotFound as exc:
         return needs_pytorch_runner(compiled, TorchProbe(found.root, reason=str(exc)))
     extensions = [e for e in compiled.get("extensions", []) if e["how"] != "load_inline" or e["sources"]]
-    commands = list(dict.fromkeys(build_command(e, ctx.settings.offload_archs, ctx.workspace.hip, found)
+    commands = list(dict.fromkeys(build_command(e, ctx.settings.offload_archs, ctx.workspace.hip, found, root.clang)
                                   for e in extensions))
     ctx.log(f"link: building {len(extensions)} extension(s) with {found.label}"
             f"{' (fake: ' + found.reason + ')' if found.fake else ''}, in the sandbox over that root\n")
