@@ -122,6 +122,10 @@ def cause_step(group: CauseGroup, place: Place, compile_data: Mapping[str, Any])
         "makefile-nvcc": f"{where}: call hipcc instead of nvcc in the build files (and drop nvcc-only flags)",
         "cmake-cuda": f"{where}: {group.reason}: enable HIP instead (project(... HIP), find_package(hip))",
         "hip-in-cxx": f"{where}: compile this source with hipcc (LANGUAGE HIP, or rename it .hip)",
+        "not-hip": f"{where}: compile this source as HIP (hipcc -x hip, LANGUAGE HIP, or rename it .hip)",
+        "target-feature": f"{where}: {group.reason} (setting offload_archs)",
+        "inline-asm": f"{where}: rewrite the inline PTX with HIP intrinsics (__lane_id(), __builtin_amdgcn_*) or a HIP fallback",
+        "cuda-env": f"{where}: {group.reason}",
         "limits": f"{where}: {group.reason}: raise build_memory_mb, build_timeout_s, compile_timeout_s or workspace_mb (settings)",
     }
     if key in texts:

@@ -84,3 +84,13 @@ def test_the_cuda_build_passing_takes_a_file_out_of_project_code_but_keeps_it_be
     groups = group_causes(compile_causes(data, reference=reference))
     assert [(g.kind, g.key) for g in groups] == [("environment", "missing-library:hipBLASLt"),
                                                  ("translation", "cuda-build-passes")]
+
+
+def test_a_limit_the_sandbox_recorded_for_a_project_build_is_the_cause_not_what_failed_after_it() -> None:
+    data = {"mode": "project", "diagnostics": [_error("src/filter_bank.hip", 3, PROJECT_CODE)],
+            "toolchain": toolchain_data([]),
+            "project_build": {"ok": False, "error": "make exited 2",
+                              "violations": ["the command ran past its time limit of 30 s and was killed"]}}
+    [cause] = compile_causes(data)
+    assert (cause.kind, cause.key) == ("migrator", "limits")
+    assert cause.reason == "Migrator's sandbox or limits stopped the build (the command ran past its time limit of 30 s and was killed)"

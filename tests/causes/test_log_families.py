@@ -53,3 +53,31 @@ def test_a_tools_own_traceback_is_not_the_builds_failure() -> None:
             "RuntimeError: Error compiling objects for extension\n")
     [problem] = parse_log(deep)
     assert (problem.file, problem.line) == ("/workspace/hip/setup.py", 9)
+
+
+def test_migrators_own_limit_records_and_clangs_fileless_errors_are_problems() -> None:
+    log = ("error: unable to open output file 'build/cg_table.o': 'No space left on device'\n"
+           "1 error generated when compiling for host.\n"
+           "migrator: workspace limit reached (2 MB)\n")
+    found = [(p.family, p.kind, p.message) for p in parse_log(log)]
+    assert found == [("clang", "compile_error", "unable to open output file 'build/cg_table.o': 'No space left on device'"),
+                     ("migrator", "limit", "workspace limit reached (2 MB)")]
+
+
+def test_a_cmake_error_in_cmakes_own_module_is_placed_at_the_projects_call() -> None:
+    log = """CMake Error at /usr/share/cmake-4.3/Modules/FindPkgConfig.cmake:1093 (message):
+  The following required packages were not found:
+
+   - fftw3f
+
+Call Stack (most recent call first):
+  /usr/share/cmake-4.3/Modules/FindPkgConfig.cmake:1166 (_pkg_check_modules_internal)
+  cmake/deps.cmake:12 (pkg_check_modules)
+  CMakeLists.txt:4 (include)
+
+
+-- Configuring incomplete, errors occurred!
+"""
+    [problem] = parse_log(log)
+    assert (problem.file, problem.line) == ("cmake/deps.cmake", 12)
+    assert problem.message == "The following required packages were not found: - fftw3f"

@@ -70,6 +70,9 @@ def cuda_name(name: str) -> Verdict | None:
     mapping = load_default().lookup(name)
     if mapping is None:
         return None
+    if mapping.hip == name:  # HIP spells it the same (atomicAdd, __syncthreads): nothing was left to translate
+        return Verdict("build_configuration", "not-hip", f"{name} is HIP's too, yet undeclared: the file is not compiled "
+                       "as HIP (the build gives it to g++/c++, or to hipcc without -x hip)")
     if mapping.hip:
         return Verdict("translation", "cuda-names", "CUDA names left untranslated")
     return Verdict("translation", f"no-hip-counterpart:{name}",
@@ -80,6 +83,19 @@ def cuda_name(name: str) -> Verdict | None:
 _THIRD_PARTY_HEADER = re.compile(r"^(?:boost|opencv2?|Eigen|eigen3|gtest|gmock|glog|gflags|fmt|spdlog|nlohmann|yaml-cpp|"
                                  r"google/protobuf|absl|tbb|oneapi|openssl|curl|GL|GLFW|benchmark|hdf5|omp|mpi|zlib|png|"
                                  r"jpeglib|turbojpeg|libpng|cxxopts|CLI|catch2|half|torch|ATen|c10|pybind11)(?:[/.]|$)")
+
+
+# Third-party libraries on a link line (-lboost_system, -lfftw3f): absent, the toolchain lacks them.
+_THIRD_PARTY_LIBRARY = re.compile(r"^(?:boost_\w+|fftw3\w*|opencv_\w+|glog|gflags|protobuf\w*|yaml-cpp|fmt|spdlog|"
+                                  r"gtest\w*|gmock\w*|benchmark\w*|hdf5\w*|z|png\w*|jpeg|turbojpeg|ssl|crypto|curl|"
+                                  r"tbb\w*|mpi\w*|omp|gomp|openblas|lapack\w*|blas|GL|GLU|glut|GLEW|glfw\w*|absl_\w+)$")
+
+
+def third_party_library(library: str) -> Verdict | None:
+    if _THIRD_PARTY_LIBRARY.match(library):
+        top = library.split("_", 1)[0] if library.startswith(("boost_", "opencv_", "absl_")) else library
+        return Verdict("environment", f"missing-dependency:{top}", f"the toolchain lacks {top} (-l{library} not found)")
+    return None
 
 
 def third_party_header(header: str) -> Verdict | None:
@@ -97,12 +113,14 @@ _ROCM_PACKAGES: dict[str, str] = {
     "hipsolver": "hipSOLVER", "rocsolver": "rocSOLVER", "hipcub": "hipCUB", "rocprim": "rocPRIM",
     "rocthrust": "rocThrust", "rocwmma": "rocWMMA", "roctracer": "roctracer/roctx",
 }
-_CUDA_PACKAGES = {"cuda", "cudatoolkit", "cudart", "cub", "thrust", "cutlass", "nvtx", "nvtx3", "cupti", "tensorrt"}
+_CUDA_PACKAGES = {"cuda", "cudatoolkit", "cudart", "cub", "thrust", "cutlass", "nvtx", "nvtx3", "cupti", "tensorrt", "nvcc"}
 _PACKAGE = re.compile(r'package configuration file provided by "(?P<a>[\w.+-]+)"|Could NOT find (?P<b>[\w.+-]+)|'
                       r'Could not find (?!a package)(?:the )?(?P<c>[\w.+-]+)(?: library| package|\b)|'
-                      r'(?:Unable|Failed) to find (?P<d>[\w.+-]+)')
+                      r'(?:Unable|Failed) to find (?P<d>[\w.+-]+)|'
+                      r'required packages were not found:\s*-\s*(?P<e>[\w.+-]+)|Package \'(?P<f>[\w.+-]+)\' not found')
 _CMAKE_CUDA = re.compile(r"CMAKE_CUDA_\w+|\bCUDA_(?:ARCHITECTURES|SEPARABLE_COMPILATION|RESOLVE_DEVICE_SYMBOLS)\b|No CMAKE_CUDA_COMPILER|CUDA language|default CUDA architecture|"
-                         r"Unknown CMake command \"(?:cuda_\w+|CUDA_\w+)\"|enable_language\(CUDA\)|nvcc executable|/cuda[\w.-]*/bin/nvcc\b",
+                         r"Unknown CMake command \"(?:cuda_\w+|CUDA_\w+)\"|enable_language\(CUDA\)|nvcc executable|/cuda[\w.-]*/bin/nvcc\b|"
+                         r"Failed to find nvcc|requires the CUDA toolkit|CUDAToolkit_ROOT|CMakeCUDA\w*\.cmake|\bCUDA::\w+",
                          re.IGNORECASE)
 _CMAKE_SOURCES = re.compile(r"Cannot find source file:\s*(?P<file>\S+)|No SOURCES given to target:\s*(?P<target>\S+)|"
                             r"(?:Cannot|can not) determine link(?:er)? language for target \"?(?P<link>[\w.-]+)", re.IGNORECASE)
@@ -123,11 +141,12 @@ def cmake(message: str, where: str, installed: Installed) -> Verdict | None:
     if _HIP_CHECK.search(message):
         return Verdict("environment", "hip-compiler-check", "the toolchain's HIP compiler fails CMake's test program")
     if found := _PACKAGE.search(message):
-        return _package(found["a"] or found["b"] or found["c"] or found["d"], at, installed)
+        return _package(next(v for v in found.groupdict().values() if v), at, installed)
     return None
 
 
 def _package(name: str, at: str, installed: Installed) -> Verdict:
+    name = name.rstrip(".")
     lowered = name.lower().removeprefix("lib")
     if lowered in _CUDA_PACKAGES or lowered.startswith("cuda"):
         return Verdict("build_configuration", "cmake-cuda", f"CMake still looks for CUDA package {name}{at}")
@@ -168,7 +187,16 @@ _NO_MODULE = re.compile(r"No module named '?(?P<module>[\w.]+)'?")
 _CUDA_WHEEL = re.compile(r"lib(?:cudart|cublas\w*|cudnn\w*|nvrtc|cufft|curand|nccl)\w*\.so")
 
 
+_CUDA_ENV = re.compile(r"^KeyError: '(?P<name>CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDNN_HOME)'")
+_CUDA_TOOL_MISSING = re.compile(r"No such file or directory: '(?:[\w./-]*/)?(?P<tool>nvcc|nvidia-smi|cuobjdump|nvdisasm)'")
+
+
 def python(message: str) -> Verdict:
+    if found := _CUDA_ENV.search(message):
+        return Verdict("build_configuration", "cuda-env", f"the build script requires {found['name']} (a CUDA toolkit "
+                       "path): read ROCM_PATH/HIP's instead")
+    if found := _CUDA_TOOL_MISSING.search(message):
+        return Verdict("build_configuration", "makefile-nvcc", f"the build script still runs {found['tool']}")
     if found := _NO_MODULE.search(message):
         module = found["module"]
         if _CUDA_PY.match(module):
@@ -187,7 +215,19 @@ _PIP_NAME = re.compile(r"(?:requirement|found for) (?P<name>[\w.\[\]+-]+(?:[=<>!
 _CUDA_PIP = re.compile(r"cu\d{2,3}\b|\+cu\d|^nvidia-|cuda|^pycuda|^tensorrt|^cupy", re.IGNORECASE)
 
 
+_PIP_DEPENDS = re.compile(r"^(?P<who>[\w.-]+ [\w.+-]+) depends on (?P<what>\S+)")
+_PIP_CONFLICT_SUMMARY = re.compile(r"^Cannot install .* because these package versions have conflicting dependencies")
+
+
 def pip(message: str) -> Verdict | None:
+    """pip's resolver. Its "Cannot install ... conflicting dependencies" is explained by the "X depends on Y"
+    lines under it (None here): a CUDA build (+cu121) among them pins CUDA wheels."""
+    if found := _PIP_DEPENDS.search(message):
+        if _CUDA_PIP.search(found["who"]) or _CUDA_PIP.search(found["what"]):
+            return Verdict("build_configuration", f"cuda-requirement:{found['who'].split()[0]}",
+                           f"the requirements pin CUDA-only {found['who']} (it depends on {found['what']})")
+    if _PIP_CONFLICT_SUMMARY.search(message):
+        return None
     if found := _PIP_NAME.search(message):
         name = found["name"]
         if _CUDA_PIP.search(name):
@@ -207,6 +247,13 @@ _MIGRATOR = re.compile(r"\bbwrap: |sandbox (?:violation|denied)|No space left on
 _TOOLCHAIN_INCOMPLETE = re.compile(r"cannot find ROCm device library|cannot find HIP runtime|cannot find ROCm installation|"
                                    r"no ROCm installation|unable to find a ROCm installation", re.IGNORECASE)
 _COMPILER_CRASH = re.compile(r"frontend command failed due to signal|PLEASE submit a bug report|internal compiler error")
+
+
+def limit(record: str) -> Verdict:
+    """A limit Migrator's sandbox recorded from signals and counters ("the command ran past its time limit of
+    30 s and was killed"): the build's failure is its consequence."""
+    what = record.split(": ", 1)[0].rstrip(".;")
+    return Verdict("migrator", "limits", f"Migrator's sandbox or limits stopped the build ({what})")
 
 
 def migrator(message: str) -> Verdict | None:
@@ -241,4 +288,22 @@ def device_code_in_cxx(message: str, file: str) -> Verdict | None:
     if _DEVICE_IN_CXX.search(message):
         return Verdict("build_configuration", "hip-in-cxx", f"HIP device code compiled by the C++ compiler: the build "
                        f"files give {file or 'a HIP source'} to g++/c++ instead of hipcc")
+    return None
+
+
+# A builtin the GPU target lacks (MFMA on gfx906, dot instructions on gfx900): clang names the feature.
+_TARGET_FEATURE = re.compile(r"'(?P<builtin>\w+)' needs target feature (?P<feature>[\w,+-]+)")
+# The assembler rejecting an inline asm statement of a HIP file: PTX the translation left (hand work).
+_INLINE_ASM = re.compile(r"^(?:invalid instruction|invalid operand for instruction|unknown directive|"
+                         r"instruction not supported on this GPU)", re.IGNORECASE)
+
+
+def gpu_code(message: str) -> Verdict | None:
+    """Device code the GPU target cannot take: a builtin of a feature it lacks, or PTX left in inline asm."""
+    if found := _TARGET_FEATURE.search(message):
+        return Verdict("environment", f"target-feature:{found['feature']}", f"the target GPU lacks {found['feature']} "
+                       f"({found['builtin']} needs it): choose offload targets that have it, or a fallback")
+    if _INLINE_ASM.search(message):
+        return Verdict("translation", "inline-asm", "inline PTX assembly left in the translated code (no HIP "
+                       "translation): rewrite it with HIP intrinsics")
     return None

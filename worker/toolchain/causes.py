@@ -48,8 +48,9 @@ _PYTHON_HEADER = re.compile(r"^(?:Python\.h|pybind11/.*|ATen/.*|torch/.*|c10/.*|
 _WINDOWS_HEADER = re.compile(r"^(?:windows|direct|io|conio|winsock2?|tchar|shlwapi|intrin)\.h$", re.IGNORECASE)
 _FLAG_ERROR = re.compile(r"unknown argument: '(?P<flag>[^']+)'|unsupported option '(?P<flag2>[^']+)'|"
                          r"unknown argument '(?P<flag3>[^']+)'|invalid value '[^']+' in '(?P<flag4>[^']+)'|"
-                         r"invalid target ID '(?P<flag5>[^']+)'|unsupported CUDA gpu architecture: (?P<flag6>\w+)")
+                         r"invalid target ID '(?P<flag5>[^']+)'|unsupported (?:CUDA|HIP) gpu architecture: (?P<flag6>\w+)")
 _IMAGE = re.compile(r"image instruction is not supported", re.IGNORECASE)
+
 _LANE_MASK = re.compile(r"mask must be a 64-bit integer", re.IGNORECASE)
 _CMAKE = re.compile(r"CMake Error|Cannot determine link language|No CMAKE_\w+_COMPILER could be found|"
                     r"make(?:\[\d+\])?: \*\*\*|No rule to make target|Could NOT find", re.IGNORECASE)
@@ -168,6 +169,8 @@ def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") ->
     (make's ``Error 1``, a wheel that failed to build)."""
     family = kind.split(":", 1)[-1]
     message = message.translate(_GCC_QUOTES)
+    if family == "limit":
+        return _cause(cause_rules.limit(message), file, message)
     if (verdict := cause_rules.migrator(message)) is not None:
         return _cause(verdict, file, message)
     if family.startswith("make") or family == "tool_not_found":
@@ -188,6 +191,8 @@ def classify_message(message: str, file: str, tc: _Toolchain, kind: str = "") ->
     if found := _FLAG_ERROR.search(message):
         flag = next(v for v in found.groupdict().values() if v)
         return Cause("build_configuration", f"flag:{flag}", f"flag {flag} is not understood by hipcc/clang", file, message)
+    if (verdict := cause_rules.gpu_code(message)) is not None:
+        return _cause(verdict, file, message)
     if _IMAGE.search(message):
         return Cause("environment", "no-image-instructions",
                      "the target GPU has no image instructions (texture sampling)", file, message)
@@ -287,6 +292,8 @@ def _project_build_causes(build: Mapping[str, Any], errors: Sequence[Mapping[str
     leaving out the files the compile stage already lists. When Migrator's limits killed the build,
     that alone is the cause: what followed is its consequence."""
     by_file: dict[str, list[Cause]] = {}
+    for violation in build.get("violations") or ():  # what the sandbox recorded from signals and counters
+        by_file.setdefault("(build)", []).append(_cause(cause_rules.limit(str(violation)), "(build)", str(violation)))
     for item in errors:
         file = str(item.get("original_file") or item.get("file") or "(build)")
         if file in covered:
@@ -376,6 +383,8 @@ def _missing_library(library: str, where: str, message: str, problem: Mapping[st
         if str(lib.get("library") or "") == f"lib{library}.so" and not lib.get("installed"):
             return Cause("environment", f"missing-library:{lib.get('name')}",
                          f"{lib.get('name')} is not in toolchain {tc.name}", where, message)
+    if (verdict := cause_rules.third_party_library(library)) is not None:
+        return _cause(verdict, where, message)
     return Cause("build_configuration", f"library:{library}", f"library -l{library} is not found", where, message)
 
 

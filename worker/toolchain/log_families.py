@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from worker.toolchain.diagnostics import Diagnostic, parse_compiler_output, parse_linker_output
 
-Family = str  # "cc" (clang, g++), "nvcc", "ld", "lld", "cmake", "make", "python", "pip"
+Family = str  # "cc" (clang, g++), "clang" (its errors with no file), "nvcc", "ld", "lld", "cmake", "make", "python",
+# "pip", "migrator" (what Migrator's sandbox appends when a limit stopped a command)
 
 _NVCC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error|catastrophic error|warning)"
                    r"(?: #\d+(?:-D)?)?: (?P<message>.*)$")
@@ -36,6 +37,10 @@ _MAKE_ERROR = re.compile(r"^g?make(?:\[\d+\])?: \*\*\* \[(?:(?P<file>[^:\]]+):(?
 _SHELL_NOT_FOUND = re.compile(r"^(?:(?:/bin/)?(?:sh|bash): (?:line )?(?:\d+: )?)?(?P<tool>[\w./+-]+): (?:command )?not found$|"
                               r"^g?make(?:\[\d+\])?: (?P<exec>(?:[\w.+-]*/)*[\w+-]+): No such file or directory$")  # make's own exec failure
 _SANDBOX = re.compile(r"^bwrap: (?P<message>.+)$")
+# What Migrator's sandbox appends when a limit stopped a command (worker/toolchain/sandbox.py, compile.py):
+# decided from signals and counters, so it is evidence, not words the build printed.
+_MIGRATOR_LIMIT = re.compile(r"^migrator: (?P<message>.+)$")
+_BARE_ERROR = re.compile(r"^(?:fatal )?error: (?P<message>.+)$")  # clang's errors with no file (output files)
 _PY_FILE = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _PY_EXCEPTION = re.compile(r"^(?P<type>(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt))(?:: (?P<message>.*))?$")
 _PIP = re.compile(r"^ERROR: (?P<message>(?:Could not find a version that satisfies the requirement|No matching distribution "
@@ -48,7 +53,7 @@ _PIP_CONFLICT = re.compile(r"^\s+The conflict is caused by:|^\s+(?P<who>[\w.-]+ 
 class Problem:
     family: Family
     kind: str  # compile_error, undefined_reference, multiple_definition, missing_library, cmake_error, make_no_rule,
-    # make_error, tool_not_found, python_exception, pip_resolver
+    # make_error, tool_not_found, python_exception, pip_resolver, limit
     file: str
     line: int
     message: str
@@ -95,9 +100,14 @@ def _other_families(lines: list[str]) -> list[Problem]:
         elif match := _NVCC_FATAL.match(line):
             found.append(Problem("nvcc", "compile_error", "", 0, f"nvcc fatal: {match['message']}"))
         elif match := _CMAKE_AT.match(line):
-            found.append(Problem("cmake", "cmake_error", match["file"], int(match["line"]), _cmake_message(lines, index + 1)))
+            file, at = _project_frame(lines, index + 1) or (match["file"], int(match["line"]))
+            found.append(Problem("cmake", "cmake_error", file, at, _cmake_message(lines, index + 1)))
         elif match := _SANDBOX.match(line):
             found.append(Problem("sandbox", "sandbox_error", "", 0, f"bwrap: {match['message']}"))
+        elif match := _MIGRATOR_LIMIT.match(line):
+            found.append(Problem("migrator", "limit", "", 0, match["message"]))
+        elif match := _BARE_ERROR.match(line):
+            found.append(Problem("clang", "compile_error", "", 0, match["message"]))
         elif match := _CMAKE_IN.match(line):
             found.append(Problem("cmake", "cmake_error", match["file"], 0, _cmake_message(lines, index + 1)))
         elif match := _LD_FAILED.match(line):
@@ -132,6 +142,23 @@ def _other_families(lines: list[str]) -> list[Problem]:
 def _in_project(file: str) -> bool:
     """A file of the project: relative, or under the sandbox's /workspace."""
     return not file.startswith(("/", "<")) or file.startswith("/workspace/")
+
+
+_CMAKE_FRAME = re.compile(r"^\s+(?P<file>[^\s:][^:]*):(?P<line>\d+) \(\w+\)\s*$")
+
+
+def _project_frame(lines: list[str], start: int) -> tuple[str, int] | None:
+    """For an error raised in one of CMake's own modules (/usr/share/cmake-*/Modules/...), the project's frame
+    of the call stack printed under it (the outermost one that is not CMake's): the build file to fix."""
+    if not lines[start - 1].startswith("CMake Error at /"):
+        return None
+    frames: list[tuple[str, int]] = []
+    for line in lines[start:start + 40]:
+        if line.startswith("-- ") or line.startswith("CMake Error"):
+            break
+        if (match := _CMAKE_FRAME.match(line)) and not match["file"].startswith("/"):
+            frames.append((match["file"], int(match["line"])))
+    return frames[0] if frames else None
 
 
 def _cmake_message(lines: list[str], start: int) -> str:
