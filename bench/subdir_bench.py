@@ -99,7 +99,7 @@ def rodinia(git_dir: Path, checkouts: list[tuple[str, Path]], scratch: Path) -> 
     tree = export(git_dir, scratch / "rodinia")
     total = len(make_folders(tree / "cuda").folders)
     for label, checkout in checkouts:
-        stages, seconds = migrate(checkout, tree, "cuda", f"rodinia-{label}", 11)
+        stages, seconds = migrate(checkout, tree, "cuda", f"rodinia-{label}", 1)
         built, failing = folders_built(stages)
         fetched = stages["fetch"]["data"] or {}
         kept = fetched.get("kept_beside", []) if isinstance(fetched, dict) else []
@@ -115,7 +115,7 @@ def samples(git_dir: Path, names: list[str], checkouts: list[tuple[str, Path]], 
     for index, sample in enumerate(names):
         order = checkouts if index % 2 == 0 else checkouts[::-1]
         for label, checkout in order:
-            stages, seconds = migrate(checkout, tree, f"Samples/0_Introduction/{sample}", f"{sample}-{label}", 13)
+            stages, seconds = migrate(checkout, tree, f"Samples/0_Introduction/{sample}", f"{sample}-{label}", 3)
             ok = stages["compile"]["state"] == "passed" and stages["link"]["state"] == "passed"
             built[label] += ok
             print(f"{sample:24} [{label:8}] compile {stages['compile']['state']:8} link {stages['link']['state']:8} "

@@ -163,10 +163,21 @@ def rodinia_repo(tmp_path: Path) -> Path:
 def test_a_sparse_clone_adds_the_folders_the_build_files_name_to_its_cone(rodinia_repo: Path, tmp_path: Path) -> None:
     logs: list[str] = []
     shallow_clone(f"file://{rodinia_repo}", "main", tmp_path / "out", allow_local=True, log=logs.append,
-                  sparse_dir="cuda", beside=lambda root, exists: [k.path for k in paths_beside(root, "cuda", exists)])
+                  sparse_dir="cuda",
+                  beside=lambda root, exists, is_file: [k.path for k in paths_beside(root, "cuda", exists, is_file)])
     assert _files(tmp_path / "out") == ["README", "common/make.config", "cuda/bfs/Makefile", "cuda/bfs/bfs.cu",
                                         "cuda/util/timer.h"]
     assert any("sparse-checkout add -- common" in line for line in logs)
+
+
+def test_a_sparse_clone_of_a_deeper_folder_adds_a_sibling_folder_not_yet_checked_out(
+        rodinia_repo: Path, tmp_path: Path) -> None:
+    spec = {"kind": "git", "url": f"file://{rodinia_repo}", "ref": "main", "allow_local": True}
+    result = fetch.run(_context(tmp_path / "ws", spec, "cuda/bfs"))
+    assert result.outcome == "passed", result.summary
+    assert _files(Workspace(tmp_path / "ws").source) == [
+        "common/make.config", "cuda/bfs/Makefile", "cuda/bfs/bfs.cu", "cuda/util/timer.h"]
+    assert result.data["project_dir"] == "cuda/bfs"
 
 
 def test_the_fetch_stage_narrows_a_sparse_clone_with_its_paths_beside(rodinia_repo: Path, tmp_path: Path) -> None:

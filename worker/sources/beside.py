@@ -55,10 +55,13 @@ class _Source:
     base: str  # the folder its relative paths start from (make's or CMake's current folder)
 
 
-def paths_beside(root: Path, subdir: str, exists: Callable[[str], bool]) -> list[KeptPath]:
+def paths_beside(root: Path, subdir: str, exists: Callable[[str], bool],
+                 is_file: Callable[[str], bool] | None = None) -> list[KeptPath]:
     """The paths outside ``subdir`` (repository-relative, below ``root``) that its build files name,
-    each once, in the order found; ``exists(path)`` says whether the repository holds ``path``."""
+    each once, in the order found; ``exists(path)`` says whether the repository holds ``path`` and
+    ``is_file(path)`` whether it is a file (default: as ``root`` holds it; a sparse checkout does not yet)."""
     subdir = subdir.strip("/")
+    is_file = is_file or (lambda path: (root / path).is_file())
     queue = [_Source(file, posixpath.dirname(file)) for file in _build_files(root, subdir)]
     kept: dict[str, KeptPath] = {}
     read: set[str] = set()
@@ -70,7 +73,7 @@ def paths_beside(root: Path, subdir: str, exists: Callable[[str], bool]) -> list
         for word, target in _named_paths(root, source, subdir):
             if not exists(target):
                 continue
-            keep = _kept_for(target, root)
+            keep = posixpath.dirname(target) if "/" in target and is_file(target) else target
             if _covered(keep, subdir, kept):
                 continue
             kept[keep] = KeptPath(keep, source.file, word)
@@ -165,14 +168,6 @@ def _expand(word: str, variables: dict[str, str], depth: int = 0) -> str | None:
 
 def _outside(target: str, subdir: str) -> bool:
     return not (target == subdir or target.startswith(subdir + "/"))
-
-
-def _kept_for(target: str, root: Path) -> str:
-    """A folder is kept as it is; a file keeps its folder, or itself at the top of the repository."""
-    path = root / target
-    if path.is_dir() or "/" not in target:
-        return target
-    return posixpath.dirname(target)
 
 
 def _covered(keep: str, subdir: str, kept: dict[str, KeptPath]) -> bool:

@@ -37,7 +37,7 @@ _REF = re.compile(r"^[A-Za-z0-9._/@+-]{1,200}$")
 _PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"})
 PROBE_TIMEOUT_S = 30.0
 _WIDEN_ROUNDS = 5  # a fragment kept beside may name further folders; each round reads what the last one added
-Beside = Callable[[Path, Callable[[str], bool]], list[str]]
+Beside = Callable[[Path, Callable[[str], bool], Callable[[str], bool]], list[str]]  # (checkout, exists, is_file)
 
 
 @dataclass(frozen=True)
@@ -187,9 +187,11 @@ def _widen(git: _Git, target: str, dest: Path, cone: list[str], beside: Beside, 
     until they name nothing new; each addition measured against the limits before it is checked out."""
     blobs = _tree_blobs(git, target)
     paths = _tree_paths(blobs)
-    folders = {posixpath.dirname(path) for path in paths}
+    files = {blob.path for blob in blobs}
+    folders = paths - files
     for _round in range(_WIDEN_ROUNDS):
-        extra = [path for path in beside(dest, paths.__contains__) if path in folders and path not in cone]
+        extra = [path for path in beside(dest, paths.__contains__, files.__contains__)
+                 if path in folders and path not in cone]
         if not extra:
             return
         cone += extra
@@ -265,8 +267,8 @@ def shallow_clone(
     (plus the files at the top level) and fetches only the blobs it needs: a partial, sparse clone.
     ``policy``: the addresses a network URL may lead to (default: public ones only). ``limits``: what
     the checkout may write (default: the archive defaults), checked before anything is checked out.
-    ``beside(checkout, exists)``: the folders outside ``sparse_dir`` that its checked-out build files
-    name (``exists`` says whether the commit holds a path); they join the sparse checkout.
+    ``beside(checkout, exists, is_file)``: the folders outside ``sparse_dir`` that its checked-out build
+    files name (``exists``/``is_file`` say what the commit holds at a path); they join the sparse checkout.
     """
     url = check_git_url(url, allow_local=allow_local)
     ref = check_ref(ref)

@@ -133,7 +133,7 @@ def _beside_folders(subdir: str) -> Beside | None:
     """What a sparse clone of ``subdir`` adds to its checkout: the paths its build files name beside it."""
     if not subdir.strip("/"):
         return None
-    return lambda root, exists: [item.path for item in paths_beside(root, subdir.strip("/"), exists)]
+    return lambda root, exists, is_file: [item.path for item in paths_beside(root, subdir.strip("/"), exists, is_file)]
 
 
 def _limits(spec: dict[str, object]) -> Limits:

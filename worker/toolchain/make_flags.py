@@ -27,6 +27,7 @@ from worker.toolchain.sources import BuildUnit
 from worker.toolchain.version_defines import VersionDefine
 
 _TIMEOUT_S = 120.0  # one folder's dry run
+_MAX_FOLDERS = 64  # dry runs per compile; the folders beyond keep the static reading
 _MEMORY_MB = 1024
 
 
@@ -48,8 +49,11 @@ def with_make_flags(units: Sequence[BuildUnit], sandbox: Sandbox, tree_inside: s
     env = make_environment(settings, defines)
     for folder in folders:
         static = [u for u in units if _is_makefile(u.build_file) and posixpath.dirname(u.build_file) == folder]
-        found, why = ([], "cancelled") if should_stop() else _dry_run_units(sandbox, tree_inside, static[0].build_file,
-                                                                            env)
+        found: list[BuildUnit] = []
+        if should_stop() or len(read) + len(unread) >= _MAX_FOLDERS:
+            why = "cancelled" if should_stop() else f"over {_MAX_FOLDERS} Makefile folders"
+        else:
+            found, why = _dry_run_units(sandbox, tree_inside, static[0].build_file, env)
         if found:
             kept += found
             read.append(folder or ".")
