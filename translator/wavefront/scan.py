@@ -165,15 +165,18 @@ def _shuffle_loops(text: str, table: Mapping[str, Constant], shufflers: frozense
 
 
 def _loop_fix(variable: str, init: str, condition: str, step: str, table: Mapping[str, Constant]) -> str:
+    step = "".join(step.split())
+    halving = step in (f"{variable}>>=1", f"{variable}/=2", f"{variable}={variable}>>1", f"{variable}={variable}/2")
+    doubling = not halving and step in (f"{variable}<<=1", f"{variable}*=2", f"{variable}+={variable}",
+                                        f"{variable}={variable}<<1", f"{variable}={variable}*2")
+    if not halving and not doubling:
+        return ""  # decided by the step alone: the start is not evaluated (most loops end here)
     start = evaluate(tokenize(init)[0], table)
     if start is None or start.symbol or start.value is None:
         return ""
-    step = "".join(step.split())
-    if start.value == 16 and step in (f"{variable}>>=1", f"{variable}/=2", f"{variable}={variable}>>1",
-                                      f"{variable}={variable}/2"):
+    if start.value == 16 and halving:
         return f"start at warpSize / 2 ({variable} = warpSize / 2)"
-    if start.value == 1 and step in (f"{variable}<<=1", f"{variable}*=2", f"{variable}+={variable}",
-                                     f"{variable}={variable}<<1", f"{variable}={variable}*2"):
+    if start.value == 1 and doubling:
         tokens = tokenize(condition)[0]
         limit = evaluate(tokens[2:], table) if len(tokens) > 2 and tokens[0] == variable else None
         if limit is not None and not limit.symbol and (tokens[1], limit.value) in (("<", 32), ("<=", 16)):
