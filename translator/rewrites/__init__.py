@@ -77,7 +77,13 @@ def after(text: str, original: str, ctx: RewriteContext) -> str:
 def _may_collapse(original: str) -> bool:
     if "CU" not in original or "cuda" not in original:
         return False
-    return any(all(name in original for name in group) for group in tables.load().collapsing_types)
+    for group in tables.load().collapsing_types:  # plain loops: generators cost more than the tests
+        for name in group:
+            if name not in original:
+                break
+        else:
+            return True
+    return False
 
 
 def _include_port(ctx: RewriteContext) -> None:
