@@ -202,7 +202,7 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
             if skipped is not None and start in skipped:
                 continue
             token = text[start:end]
-            new = plain.get(token)
+            new = plain[token]
             if new is not None and token not in keep and token not in hold:
                 converted[token] = converted.get(token, 0) + 1
             else:
@@ -245,22 +245,39 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     return "".join(pieces)
 
 
-_PLAIN: dict[tuple[int, frozenset[str]], tuple[dict[str, Rule], dict[str, str]]] = {}
-
-
-def _plain_conversions(ruleset: RuleSet, call_names: frozenset[str]) -> dict[str, str]:
+class _PlainRenames(dict[str, "str | None"]):
     """CUDA name -> HIP name for the rules that only rename: nothing to report, no call to rewrite, no
-    struct tag. Kept per rule table (the table is kept with it, so a table's id is never taken for another's)."""
+    struct tag (None for any other name). Filled as names are met: building it whole from 8,000 rules cost a
+    fresh process more than translating a small file."""
+
+    def __init__(self, rules: dict[str, Rule], call_names: frozenset[str]) -> None:
+        super().__init__()
+        self.rules = rules
+        self.call_names = call_names
+
+    def __missing__(self, name: str) -> str | None:
+        rule = self.rules.get(name)
+        new = rule.replacement if rule is not None else None
+        if new is None or new == name or rule is None or rule.cuda_status or name in self.call_names \
+                or new in STRUCT_TAGS or name == "cub":
+            new = None
+        self[name] = new
+        return new
+
+
+_PLAIN: dict[tuple[int, frozenset[str]], _PlainRenames] = {}
+
+
+def _plain_conversions(ruleset: RuleSet, call_names: frozenset[str]) -> _PlainRenames:
+    """The plain renames of a rule table, kept per table (with it, so a freed table's id is never taken for
+    another's)."""
     key = (id(ruleset.rules), call_names)
-    entry = _PLAIN.get(key)
-    if entry is not None and entry[0] is ruleset.rules:
-        return entry[1]
+    found = _PLAIN.get(key)
+    if found is not None and found.rules is ruleset.rules:
+        return found
     if len(_PLAIN) > 32:
         _PLAIN.clear()
-    found = {name: rule.replacement for name, rule in ruleset.rules.items()
-             if rule.replacement is not None and rule.replacement != name and not rule.cuda_status
-             and name not in call_names and rule.replacement not in STRUCT_TAGS and name != "cub"}
-    _PLAIN[key] = (ruleset.rules, found)
+    found = _PLAIN[key] = _PlainRenames(ruleset.rules, call_names)
     return found
 
 
