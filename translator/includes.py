@@ -39,7 +39,7 @@ DIRECTIVE = re.compile(r"^[ \t]*(#)[ \t]*(\w+)[ \t]*(\w*)", re.MULTILINE)
 
 @dataclass
 class IncludeState:
-    includer_dir: Path | None
+    includer: str  # the including file's path ("" when unknown): a quoted include is looked for beside it
     target: Target
     emitted: set[str] = field(default_factory=set)
     converted: int = 0
@@ -58,7 +58,7 @@ def rewrite_include(line: str, headers: dict[str, ApiMapping], state: IncludeSta
         if name.startswith(("hip/", "hip_")):
             state.emitted.add(name)
         return None
-    if opener == '"' and state.includer_dir is not None and (state.includer_dir / name).is_file():
+    if opener == '"' and state.includer and (Path(state.includer).parent / name).is_file():
         state.kept_local.append(name)
         return None
     target = target_name(mapping, state.target)

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from translator import calls, conditionals, guards, handwork, launch, rewrites
 from translator.account import FileAccount, Finding
@@ -126,8 +124,7 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     options = options or TranslateOptions()
     original = text
     text, hazards = prepare_wavefront(text, options)  # wave-size fixes first: they keep every line
-    target = Target.of(options)
-    ruleset = build_rules(target)
+    target, ruleset = _rules_for(options)
     account = FileAccount(path=path)
     keep: set[str] | frozenset[str] = options.keep_names
     if options.detect_local_definitions:
@@ -136,7 +133,7 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     work = port.text
     scan = _Scan(work, ruleset.rules, keep, account, options.max_unconverted_listed, target, handled=port.handled,
                  hold=cublas_v1_names() if "cublas" in work and "cublas_v2.h" not in work else frozenset())
-    includes = IncludeState(includer_dir=Path(path).parent if path else None, target=target)
+    includes = IncludeState(includer=path, target=target)
     ggl = options.launch_style == "ggl" and launch.MARK not in work
     out = _rewrite(work, ruleset, scan, includes, ggl, options)
     version = calls.hipify_hip_latest() if options.hipify_spelling else target.hip_version
@@ -149,6 +146,22 @@ def translate_source(text: str, path: str = "", options: TranslateOptions | None
     account.changed = out != original
     account.status = "translated" if account.changed else "unchanged"
     return FileTranslation(text=out, account=account)
+
+
+_last_rules: tuple[TranslateOptions, Target, RuleSet] | None = None
+
+
+def _rules_for(options: TranslateOptions) -> tuple[Target, RuleSet]:
+    """The target and rule table of ``options``. The last ones are kept: a tree or a batch translates file
+    after file with the same options object, and hashing the options (tree facts included) costs more."""
+    global _last_rules
+    last = _last_rules
+    if last is not None and last[0] is options:
+        return last[1], last[2]
+    target = Target.of(options)
+    ruleset = build_rules(target)
+    _last_rules = (options, target, ruleset)
+    return target, ruleset
 
 
 @functools.cache
@@ -177,26 +190,36 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     target = scan.target
     call_names = calls.load_tables().wanted(target.roc, target.miopen) if calls.MARK not in text else frozenset()
     plain = _plain_conversions(ruleset, call_names)
-    converted: Counter[str] = Counter()  # by name, for the plain conversions (families added at the end)
-    keep = scan.keep
+    converted: dict[str, int] = {}  # by name, for the plain conversions (families added at the end)
+    keep, hold = scan.keep, scan.hold
+    struct_tags = options.struct_tags and not options.hipify_spelling
     pieces: list[str] = []
     cursor = 0
     for match in token_regex(ruleset.identifier_pattern).finditer(text):
         kind = match.lastgroup
+        if kind == "ident":  # most tokens: a name, and most names only rename (no bookkeeping)
+            start, end = match.span("ident")
+            if skipped is not None and start in skipped:
+                continue
+            token = text[start:end]
+            new = plain[token]
+            if new is not None and token not in keep and token not in hold:
+                converted[token] = converted.get(token, 0) + 1
+            else:
+                new = _identifier(text, token, start, end, scan, call_names, struct_tags)
+                if new == token:
+                    continue
+            pieces.append(text[cursor:start])
+            pieces.append(new)
+            cursor = end
+            continue
         if kind is None or kind in PASSIVE_TOKENS:
             continue
         start, end = match.span(kind)
         if skipped is not None and start in skipped:
             continue
         token = text[start:end]
-        if kind == "ident":
-            new = plain.get(token) if token not in keep and token not in scan.hold else None
-            if new is not None:  # the common case, without the per-name bookkeeping below
-                converted[token] += 1
-            else:
-                new = _identifier(text, token, start, end, scan, call_names,
-                                  options.struct_tags and not options.hipify_spelling)
-        elif kind == "string":
+        if kind == "string":
             if not options.translate_strings or ("cu" not in token and "CU" not in token):
                 continue
             new = STRING_WORD.sub(lambda m: _string_word(m.group(), scan), token)
@@ -222,21 +245,39 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     return "".join(pieces)
 
 
-_PLAIN: dict[tuple[int, frozenset[str]], dict[str, str]] = {}
-
-
-def _plain_conversions(ruleset: RuleSet, call_names: frozenset[str]) -> dict[str, str]:
+class _PlainRenames(dict[str, "str | None"]):
     """CUDA name -> HIP name for the rules that only rename: nothing to report, no call to rewrite, no
-    struct tag. Kept per rule table (tables are cached, so their identity is stable)."""
+    struct tag (None for any other name). Filled as names are met: building it whole from 8,000 rules cost a
+    fresh process more than translating a small file."""
+
+    def __init__(self, rules: dict[str, Rule], call_names: frozenset[str]) -> None:
+        super().__init__()
+        self.rules = rules
+        self.call_names = call_names
+
+    def __missing__(self, name: str) -> str | None:
+        rule = self.rules.get(name)
+        new = rule.replacement if rule is not None else None
+        if new is None or new == name or rule is None or rule.cuda_status or name in self.call_names \
+                or new in STRUCT_TAGS or name == "cub":
+            new = None
+        self[name] = new
+        return new
+
+
+_PLAIN: dict[tuple[int, frozenset[str]], _PlainRenames] = {}
+
+
+def _plain_conversions(ruleset: RuleSet, call_names: frozenset[str]) -> _PlainRenames:
+    """The plain renames of a rule table, kept per table (with it, so a freed table's id is never taken for
+    another's)."""
     key = (id(ruleset.rules), call_names)
     found = _PLAIN.get(key)
-    if found is None:
-        if len(_PLAIN) > 32:
-            _PLAIN.clear()
-        found = {name: rule.replacement for name, rule in ruleset.rules.items()
-                 if rule.replacement is not None and rule.replacement != name and not rule.cuda_status
-                 and name not in call_names and rule.replacement not in STRUCT_TAGS and name != "cub"}
-        _PLAIN[key] = found
+    if found is not None and found.rules is ruleset.rules:
+        return found
+    if len(_PLAIN) > 32:
+        _PLAIN.clear()
+    found = _PLAIN[key] = _PlainRenames(ruleset.rules, call_names)
     return found
 
 

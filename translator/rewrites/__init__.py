@@ -51,8 +51,10 @@ template_name_macros = macrolaunch.template_name_macros
 def before(text: str, path: str, options: TranslateOptions, rules: dict[str, Rule]) -> RewriteContext:
     ctx = RewriteContext(text=text, path=path, options=options, rules=rules)
     for needles, run in BEFORE:
-        if any(needle in ctx.text for needle in needles):
-            run(ctx)
+        for needle in needles:  # a plain loop: a generator per pass cost more than most passes
+            if needle in ctx.text:
+                run(ctx)
+                break
     return ctx
 
 
@@ -61,8 +63,10 @@ def after(text: str, original: str, ctx: RewriteContext) -> str:
     ctx.text = text
     ctx.side = "right"
     for needles, run in AFTER:
-        if any(needle in text for needle in needles):
-            run(ctx)
+        for needle in needles:
+            if needle in text:
+                run(ctx)
+                break
     if _may_collapse(original):
         fixups.collapsed_overloads(ctx, original)
     if ctx.sections:
@@ -73,7 +77,13 @@ def after(text: str, original: str, ctx: RewriteContext) -> str:
 def _may_collapse(original: str) -> bool:
     if "CU" not in original or "cuda" not in original:
         return False
-    return any(all(name in original for name in group) for group in tables.load().collapsing_types)
+    for group in tables.load().collapsing_types:  # plain loops: generators cost more than the tests
+        for name in group:
+            if name not in original:
+                break
+        else:
+            return True
+    return False
 
 
 def _include_port(ctx: RewriteContext) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from translator.wavefront.lexer import int_literal, tokenize
+from translator.wavefront.lexer import int_literal, token_texts
 
 
 class Constant(NamedTuple):
@@ -70,7 +70,7 @@ def collect(blanked: str, outer: Constants | None = None) -> tuple[dict[str, Con
     local: dict[str, Constant] = {}
     seen: Mapping[str, Constant] = Layered(local, outer) if raw and outer else local
     for name, body, bits in raw:  # in text order, so later definitions see earlier ones
-        value = evaluate(tokenize(body)[0], seen) if _ARITHMETIC.match(body) else None
+        value = evaluate(token_texts(body), seen) if _ARITHMETIC.match(body) else None
         constant = UNKNOWN if value is None else Constant(value.value, max(bits, value.bits), value.symbol)
         previous = found.get(name)
         if previous is not None and previous != constant:

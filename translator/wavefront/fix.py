@@ -26,7 +26,7 @@ def apply_fixes(text: str, hazards: list[Hazard], disabled: Collection[str] = ()
         taken.append(hazard)
     applied = {id(h) for h in taken}
     for hazard in hazards:
-        result.append(hazard._replace(applied=True) if id(hazard) in applied else hazard)
+        result.append(Hazard(*hazard[:-1], True) if id(hazard) in applied else hazard)  # applied is the last field
     if not chosen:
         return text, result
     pieces: list[str] = []

@@ -43,6 +43,11 @@ def tokenize(blanked: str, start: int = 0, end: int | None = None) -> tuple[list
     return texts, offsets
 
 
+def token_texts(blanked: str) -> list[str]:
+    """The tokens of ``blanked`` without their offsets (what ``evaluate`` reads): ``tokenize(blanked)[0]``."""
+    return [token for token in _TOKEN.findall(blanked) if token]  # a preprocessor line gives ""
+
+
 _INT = re.compile(r"(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][\d']*)([uUlL]*)$")
 
 

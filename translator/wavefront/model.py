@@ -91,8 +91,8 @@ class Hazard(NamedTuple):  # a tuple: thousands are made on large trees, and tup
         """This hazard with its line (counted here unless given), column and expression text from ``text``."""
         line_start = text.rfind("\n", 0, self.start) + 1
         expression = " ".join(text[self.start:self.end].split())[:200]
-        return self._replace(line=line or text.count("\n", 0, self.start) + 1, column=self.start - line_start,
-                             expression=expression)
+        return Hazard(self.kind, self.start, self.end, self.why, self.fix, self.rule, self.edits,  # not _replace: slow
+                      line or text.count("\n", 0, self.start) + 1, self.start - line_start, expression, self.applied)
 
     def to_dict(self) -> HazardData:
         return HazardData(kind=self.kind, line=self.line, column=self.column, expression=self.expression,

@@ -21,7 +21,7 @@ from translator.wavefront.constants import (
     evaluate,
 )
 from translator.wavefront.lanes import lane_hazards
-from translator.wavefront.lexer import blank, tokenize
+from translator.wavefront.lexer import blank, token_texts, tokenize
 from translator.wavefront.loops import loop_hazards
 from translator.wavefront.masks import FULL_MASK_64, mask_hazards
 from translator.wavefront.model import Edit, Hazard, why
@@ -152,12 +152,14 @@ def _shuffle_loops(text: str, table: Mapping[str, Constant], shufflers: frozense
     found: list[Hazard] = []
     for match in _LOOP.finditer(text):
         start = match.start()
-        if start and _word_char(text, start - 1) or _not_code(text, start, comments):
+        if start and _word_char(text, start - 1):
             continue
-        variable = match.group(1)
-        if not any(op in match.group(4) for op in (">>", "/", "<<", "*", "+=")):
+        variable, init, condition, step = match.groups()
+        if ">>" not in step and "/" not in step and "<<" not in step and "*" not in step and "+=" not in step:
             continue  # i++, i += stride: not a halving or doubling offset
-        fix = _loop_fix(variable, match.group(2), match.group(3), match.group(4), table)
+        if _not_code(text, start, comments):
+            continue
+        fix = _loop_fix(variable, init, condition, step, table)
         if fix and _loop_shuffles_by(text, match.end(), variable, table, shufflers):
             where = (match.start(1), match.end(2))
             found.append(Hazard("reduction-offset-16", *where, why("reduction-offset-16"), fix))
@@ -165,16 +167,19 @@ def _shuffle_loops(text: str, table: Mapping[str, Constant], shufflers: frozense
 
 
 def _loop_fix(variable: str, init: str, condition: str, step: str, table: Mapping[str, Constant]) -> str:
-    start = evaluate(tokenize(init)[0], table)
+    step = "".join(step.split())
+    halving = step in (f"{variable}>>=1", f"{variable}/=2", f"{variable}={variable}>>1", f"{variable}={variable}/2")
+    doubling = not halving and step in (f"{variable}<<=1", f"{variable}*=2", f"{variable}+={variable}",
+                                        f"{variable}={variable}<<1", f"{variable}={variable}*2")
+    if not halving and not doubling:
+        return ""  # decided by the step alone: the start is not evaluated (most loops end here)
+    start = evaluate(token_texts(init), table)
     if start is None or start.symbol or start.value is None:
         return ""
-    step = "".join(step.split())
-    if start.value == 16 and step in (f"{variable}>>=1", f"{variable}/=2", f"{variable}={variable}>>1",
-                                      f"{variable}={variable}/2"):
+    if start.value == 16 and halving:
         return f"start at warpSize / 2 ({variable} = warpSize / 2)"
-    if start.value == 1 and step in (f"{variable}<<=1", f"{variable}*=2", f"{variable}+={variable}",
-                                     f"{variable}={variable}<<1", f"{variable}={variable}*2"):
-        tokens = tokenize(condition)[0]
+    if start.value == 1 and doubling:
+        tokens = token_texts(condition)
         limit = evaluate(tokens[2:], table) if len(tokens) > 2 and tokens[0] == variable else None
         if limit is not None and not limit.symbol and (tokens[1], limit.value) in (("<", 32), ("<=", 16)):
             return f"run while {variable} < warpSize"
@@ -199,11 +204,11 @@ def _loop_shuffles_by(text: str, after: int, variable: str, table: Mapping[str, 
             continue
         arguments = split_arguments(body[call.end():close])
         offset = 2 if call.group(1) else 1
-        if len(arguments) <= offset or variable not in tokenize(arguments[offset])[0]:
+        if len(arguments) <= offset or variable not in token_texts(arguments[offset]):
             continue
         if len(arguments) == offset + 1:
             return True
-        width = evaluate(tokenize(arguments[offset + 1])[0], table)
+        width = evaluate(token_texts(arguments[offset + 1]), table)
         if width is not None and (bool(width.symbol) or (width.value or 0) > 32):
             return True
     return False
