@@ -82,9 +82,9 @@ def test_explicit_modes_and_a_build_command_decide(tmp_path: Path) -> None:
 
 
 def test_smoke_runs_where_the_build_put_its_programs(tmp_path: Path) -> None:
-    def context(previous: dict[str, object]) -> StageContext:
+    def context(previous: dict[str, object], fetch: dict[str, object] | None = None) -> StageContext:
         return StageContext(1, 1, Workspace(tmp_path), ProjectSettings(), tmp_path / "cache", {},
-                            previous={"compile": previous})
+                            previous={"compile": previous, "fetch": fetch or {}})
 
     # In the run's work/ folder: the sandbox's /workspace/build and /workspace/hip (the build's copy)
     assert smoke_run_dir(context({"project_build": {"run_dir": "build"}})) == tmp_path / "work" / "build"
@@ -92,6 +92,13 @@ def test_smoke_runs_where_the_build_put_its_programs(tmp_path: Path) -> None:
     assert smoke_run_dir(context({"files": []})) == tmp_path / "work" / "build"
     (tmp_path / "work" / "build" / "bin").mkdir(parents=True)
     assert smoke_run_dir(context({"files": []})) == tmp_path / "work" / "build" / "bin"
+    # source_subdir with the paths beside it kept: make ran in the subdirectory, so the programs are there
+    made: dict[str, object] = {"project_build": {"run_dir": "hip"}}
+    assert smoke_run_dir(context(made, {"project_dir": "cuda/bfs"})) == tmp_path / "work" / "hip"  # not made yet
+    (tmp_path / "work" / "hip" / "cuda" / "bfs").mkdir(parents=True)
+    assert smoke_run_dir(context(made, {"project_dir": "cuda/bfs"})) == tmp_path / "work" / "hip" / "cuda" / "bfs"
+    assert smoke_run_dir(context({"project_build": {"run_dir": "build"}}, {"project_dir": "cuda/bfs"})) == (
+        tmp_path / "work" / "build")
 
 
 def test_a_documentation_makefile_at_the_top_does_not_hide_the_one_beside_the_sources(tmp_path: Path) -> None:

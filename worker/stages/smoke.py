@@ -157,7 +157,12 @@ def smoke_run_dir(ctx: StageContext) -> Path:
     the file defining main (as the CUDA reference build names them), so "./app --args" works on both sides."""
     project = ctx.compile_data().get("project_build")
     if isinstance(project, dict) and project.get("run_dir") in ("build", "hip"):
-        return ctx.workspace.work / str(project["run_dir"])
+        run_dir = str(project["run_dir"])
+        # source_subdir with paths kept beside it: make ran in the subdirectory, so its programs are there
+        inner = str(ctx.fetch_data().get("project_dir") or "")
+        if run_dir == "hip" and inner and is_dir_beneath(ctx.workspace.work, f"hip/{inner}"):
+            return ctx.workspace.work / "hip" / inner
+        return ctx.workspace.work / run_dir
     build = ctx.workspace.build
     return build / "bin" if is_dir_beneath(ctx.workspace.work, "build/bin") else build
 
