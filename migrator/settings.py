@@ -263,6 +263,9 @@ MIGRATOR_REPUBLISH_GRACE_S = env_int(
 MIGRATOR_BROKER_RETRY_AFTER_S = env_int("MIGRATOR_BROKER_RETRY_AFTER_S", 30, minimum=1)
 MIGRATOR_QUEUE_TIMEOUT_S = env_int("MIGRATOR_QUEUE_TIMEOUT_S", 6 * 3600, minimum=10)
 MIGRATOR_RUNNER_OFFLINE_S = env_int("MIGRATOR_RUNNER_OFFLINE_S", 30, minimum=2)
+# A run of the command line (migrate_repo) whose compile failed builds its CUDA reference with the local nvcc,
+# when one is on PATH (its results are evidence on the run's causes); off: the reference is recorded as not run.
+MIGRATOR_LOCAL_CUDA_REFERENCE = env_bool("MIGRATOR_LOCAL_CUDA_REFERENCE", True)
 # A delivery's CUDA check handed to a cuda runner: sent again after this long unclaimed (or ended "not
 # checked" when no CUDA runner is online), and ended "runner lost" when running twice as long.
 MIGRATOR_PORT_CUDA_CHECK_WAIT_S = env_int("MIGRATOR_PORT_CUDA_CHECK_WAIT_S", 1800, minimum=10)

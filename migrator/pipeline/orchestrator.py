@@ -12,6 +12,12 @@ the smoke stage is handed out only once the row is final: passed, failed, or ski
 online, none within the wait limit, or a run of the command line, which runs in one process). The
 smoke stage therefore never waits for the reference while holding a ROCm runner, the two never use
 the run's work volume at the same time, and a comparison that never happened leaves the run partial.
+
+A run whose compile failed gets the build half of that reference (the original units compiled with nvcc,
+nothing run): once the run is final, ``advance`` creates the row and hands it to a CUDA runner, or to the
+local nvcc of a run of the command line. Its compile results are the evidence that separates the port
+from the project's code on the failing files (``worker.toolchain.reference_evidence``); when it is final,
+``reference_finished`` tells the areas that show causes. With no CUDA side the row is skipped, saying so.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ from django.conf import settings as django_settings
 
 from migrator.pipeline.stagelog import ReferenceLog, StageLog
 from migrator.projects import transitions
+from migrator.projects.causes import run_reference_build
 from migrator.projects.constants import (
     FINAL_RUN_STATES,
     FINAL_STAGE_STATES,
@@ -41,13 +48,13 @@ from migrator.projects.constants import (
 )
 from migrator.projects.models import ReferenceRun, Run, Stage
 from migrator.projects.queues import is_rocm_queue
-from migrator.projects.signals import run_finished, stage_finished
+from migrator.projects.signals import reference_finished, run_finished, stage_finished
 from migrator.projects.workspaces import project_cache_dir, workspace_for
 from migrator.runners.presence import online_runners, pytorch_runner_online, smoke_queue
 from worker.context import StageCancelled, StageContext, StageResult, Workspace
 from worker.project_settings import ProjectSettings, SettingsError
 from worker.runner.reference_reuse import reference_key
-from worker.stages.smoke import run_reference
+from worker.stages.smoke import run_reference, run_reference_compiles
 from worker.toolchain.roots import ToolchainNotFound, select_root
 from worker.toolchain.sandbox import SandboxUnavailable, isolation_notes
 from worker.toolchain.volume import copy_image
@@ -168,13 +175,15 @@ def execute_reference(run_id: int, *, worker: str = "") -> ReferenceRun | None:
     final = transitions.finish_reference(reference.pk, state, summary, data)
     if final is None:
         log.warning("the reference of run %s was ended by someone else meanwhile; its outcome (%s) is dropped", run_id, state)
+        return None
+    reference_finished.send(sender=ReferenceRun, reference=final)
     return final
 
 
 def _run_reference(stage: Stage, reference_log: ReferenceLog) -> tuple[StageState, str, dict[str, object]]:
     try:
         ctx = build_context(stage, reference_log)
-        result = run_reference(ctx)
+        result = run_reference_compiles(ctx) if compile_failed(stage.run_id) else run_reference(ctx)
     except StageCancelled:
         reference_log.write("\n[migrator] cancelled\n")
         return StageState.CANCELLED, "cancelled by user", {}
@@ -200,10 +209,12 @@ def next_stage(run_id: int) -> Stage | None:
     return None
 
 
-def advance(run_id: int, dispatch: Dispatcher, send_reference: ReferenceDispatcher | None = None) -> Stage | None:
+def advance(run_id: int, dispatch: Dispatcher, send_reference: ReferenceDispatcher | None = None,
+            build_here: ReferenceDispatcher | None = None) -> Stage | None:
     """Hand the next stage to ``dispatch`` (or record its skip right away when it cannot run here).
     Smoke with a comparison asked for waits until its CUDA reference row is final (``send_reference``
-    hands that out)."""
+    hands that out). A run that ended with a failed compile gets its CUDA reference build
+    (``start_build_reference``; ``build_here`` runs it in this process)."""
     while (stage := next_stage(run_id)) is not None:
         run = Run.objects.select_related("project").get(pk=run_id)
         if run.cancel_requested:
@@ -220,7 +231,33 @@ def advance(run_id: int, dispatch: Dispatcher, send_reference: ReferenceDispatch
             return stage  # waits in its row for the CUDA reference
         dispatch(stage, queue)
         return stage
+    start_build_reference(run_id, send_reference, build_here)
     return None
+
+
+def compile_failed(run_id: int) -> bool:
+    return Stage.objects.filter(run_id=run_id, name="compile", state=StageState.FAILED).exists()
+
+
+def start_build_reference(run_id: int, send: ReferenceDispatcher | None, build_here: ReferenceDispatcher | None) -> None:
+    """A run that ended with a failed compile: its CUDA reference build, handed to ``build_here`` (the local
+    nvcc of a run of the command line), else to a CUDA runner through ``send``; skipped when no CUDA runner
+    is online. Nothing when the run has its row already, or a parent's reference build is evidence enough."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None or run.state not in FINAL_RUN_STATES or run.cancel_requested or not compile_failed(run_id):
+        return
+    existing = ReferenceRun.objects.filter(run_id=run_id).first()
+    if existing is not None and (existing.is_final or existing.task_id):
+        return
+    if existing is None and run_reference_build(run) is not None:
+        return  # a parent's reference of the same source and build settings (``projects.causes``)
+    reference = transitions.create_reference(run_id)
+    if build_here is not None:
+        build_here(reference)
+    elif send is not None and online_runners("cuda"):
+        send(reference)
+    elif send is not None:
+        transitions.skip_reference(reference, NO_CUDA_RUNNER_ONLINE, {"no_runner": True})
 
 
 def execute_stage(stage_id: int, *, worker: str = "", inline: bool = False) -> StageState | None:
@@ -381,14 +418,25 @@ def announce_if_finished(run_id: int) -> None:
         run_finished.send(sender=Run, run=run)
 
 
+def local_nvcc() -> bool:
+    """This process may build CUDA references itself: nvcc is on PATH and the installation allows it."""
+    return bool(django_settings.MIGRATOR_LOCAL_CUDA_REFERENCE) and shutil.which("nvcc") is not None
+
+
+def build_reference_inline(reference: ReferenceRun) -> None:
+    """The reference dispatcher of a run of the command line with nvcc at hand: its CUDA reference build, here."""
+    execute_reference(reference.run_id, worker=f"{socket.gethostname()} (local nvcc)")
+
+
 def run_sync(run: Run, on_stage: Callable[[Stage], None] = lambda s: None) -> Run:
     """Run every stage in this process, in order (management command, tests)."""
 
     def dispatch_inline(stage: Stage, queue: str) -> None:
         execute_stage(stage.pk, worker=f"{socket.gethostname()} (inline)", inline=True)
 
+    build_here = build_reference_inline if local_nvcc() else None
     for _ in STAGE_NAMES:
-        stage = advance(run.pk, dispatch_inline, skip_inline_reference)
+        stage = advance(run.pk, dispatch_inline, skip_inline_reference, build_here)
         if stage is None:
             break
         stage.refresh_from_db()

@@ -10,6 +10,8 @@ app and never changes the recorded outcome.
   the other (``migrate_repo``, tests): a receiver then does its work at once instead of queueing it.
 - ``run_finished(run=Run)``: the run reached a final state (sent after ``stage_finished`` of the
   stage that ended it, and when the sweep ended it).
+- ``reference_finished(reference=ReferenceRun)``: a CUDA reference run reached a final state on a worker
+  (for a run whose compile failed, after the run: its compile results change that run's causes).
 """
 from __future__ import annotations
 
@@ -17,3 +19,4 @@ from django.dispatch import Signal
 
 stage_finished = Signal()
 run_finished = Signal()
+reference_finished = Signal()

@@ -1,7 +1,7 @@
 """Reports' reaction to a run's progress: post its commit status and report to the pull request.
 
 A pending status once the first stage has finished, the final status and report comment once the
-run is final. Nothing happens for a project without a host token. A webhook run of a project with
+run is final, and again when a CUDA reference that finished after the run changed its causes. Nothing happens for a project without a host token. A webhook run of a project with
 port branches updates them once it is final (``delivery.redeliver``). Posting runs as its own task
 after the transaction commits, so a slow or failing code host never holds up a stage.
 """
@@ -15,8 +15,8 @@ from django.dispatch import receiver
 
 from migrator.integrations.models import ProjectIntegration
 from migrator.projects.constants import FINAL_RUN_STATES, Trigger
-from migrator.projects.models import Run, Stage
-from migrator.projects.signals import run_finished, stage_finished
+from migrator.projects.models import ReferenceRun, Run, Stage
+from migrator.projects.signals import reference_finished, run_finished, stage_finished
 from migrator.reports.models import PortDelivery, PostPhase
 from migrator.reports.tasks import post_run_status, redeliver_port
 
@@ -35,6 +35,14 @@ def post_pending_status(sender: type[Stage], stage: Stage, **_: Any) -> None:
 @receiver(run_finished, dispatch_uid="reports.post_final_status")
 def post_final_status(sender: type[Run], run: Run, **_: Any) -> None:
     queue_status_post(run.pk, PostPhase.FINAL)
+
+
+@receiver(reference_finished, dispatch_uid="reports.post_status_after_reference")
+def post_status_after_reference(sender: type[ReferenceRun], reference: ReferenceRun, **_: Any) -> None:
+    """A reference that finished after its run (the build of a run whose compile failed) changed the run's
+    causes: the final status and report comment are posted again (the comment is edited in place)."""
+    if Run.objects.values_list("state", flat=True).get(pk=reference.run_id) in FINAL_RUN_STATES:
+        queue_status_post(reference.run_id, PostPhase.FINAL)
 
 
 def queue_status_post(run_id: int, phase: str) -> None:

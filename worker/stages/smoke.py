@@ -290,6 +290,21 @@ def run_reference(ctx: StageContext) -> dict[str, Any]:
     return trimmed(result)
 
 
+def run_reference_compiles(ctx: StageContext) -> dict[str, Any]:
+    """Only the build half of the CUDA reference, for a run whose compile failed: every original unit compiled
+    (and linked) with nvcc, whose results are evidence on the failing files (``reference_evidence``). Nothing
+    runs, so no GPU is needed and no smoke comparison is recorded (no ``key``: smoke never reuses it)."""
+    result: dict[str, Any] = {"run_id": ctx.run_id, "build_only": True, "build_key": build_key(ctx.settings, source_pin(ctx))}
+    with open_work(ctx.workspace, size_mb=ctx.settings.workspace_mb, log=ctx.log, area=REFERENCE_WORK) as work:
+        sandbox = run_sandbox(None, ctx.workspace, work)  # the host's CUDA toolkit, read-only
+        build = build_cuda_reference(ctx.workspace.source, work / REFERENCE_BUILD_DIR, ctx.settings, sandbox,
+                                     log=ctx.log)
+    failed = sum(1 for record in build.compiles if not record.ok)
+    summary = (f"CUDA reference build passed ({len(build.compiles)} unit(s) compiled with nvcc)" if build.ok
+               else f"CUDA reference build failed: {build.error}")
+    return result | {"build": build.to_dict(), "ok": build.ok, "summary": summary, "failed_units": failed}
+
+
 def _reference_outcome(settings: ProjectSettings, job: GpuRun) -> dict[str, Any]:
     outcome: dict[str, Any] = job.to_dict()
     execution = job.execution

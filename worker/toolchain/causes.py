@@ -263,7 +263,13 @@ def compile_causes(data: Mapping[str, Any], user_include_dirs: Sequence[str] = (
 def _strongest(errors: Sequence[Mapping[str, Any]], unit: str, status: str, tc: _Toolchain,
                reference: ReferenceBuild | None) -> Cause:
     """The cause of a failing unit: the strongest evidence among its errors (environment first, project
-    code last; the first error among equals), "project code" weighed against the CUDA reference."""
+    code last; the first error among equals), "project code" weighed against the CUDA reference. A limit
+    Migrator's sandbox recorded for the compile (``flag`` "limit", worker/toolchain/compile.py) comes first:
+    what the compiler printed before it was stopped is its consequence."""
+    limits = [e for e in errors if e.get("flag") == "limit"]
+    if limits:
+        message = str(limits[0].get("message") or status)
+        return _cause(cause_rules.limit(message), unit, message)
     found: list[Cause] = []
     for error in errors:
         message = str(error.get("message") or status)

@@ -57,6 +57,8 @@ C_DIALECT = "gnu17"  # C sources without -std: the GNU dialect of C17 (the toolc
 # ...with the warnings, not errors, that compilers before clang 16 and GCC 14 gave old C code
 _LENIENT_C = ("-Wno-error=implicit-function-declaration", "-Wno-error=implicit-int", "-Wno-error=int-conversion")
 COMPILED_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".c")
+COMPILE_OUTPUT_BYTES = 2_000_000  # one file's compiler messages; more is a runaway (a template error loop)
+LIMIT_FLAG = "limit"  # the ``flag`` of a diagnostic Migrator adds for a limit its sandbox recorded (causes.py)
 
 
 @dataclass
@@ -117,6 +119,7 @@ class _Plan:
     sandbox: Sandbox
     file_flags: dict[str, list[str]] = field(default_factory=dict)  # per file, from its build targets
     probes: ProbeBudget = field(default_factory=lambda: ProbeBudget(MAX_PROBED_UNITS))
+    output_bytes: int = COMPILE_OUTPUT_BYTES
 
 
 def compile_tree(
@@ -132,6 +135,7 @@ def compile_tree(
     should_stop: Callable[[], bool] = lambda: False,
     units: Sequence[BuildUnit] = (),
     sandbox: Sandbox | None = None,
+    output_bytes: int = COMPILE_OUTPUT_BYTES,
 ) -> CompileReport:
     """Compile every TU of ``hip_tree`` into ``build_dir/obj``; ``on_file(result, done, total)`` per file.
 
@@ -152,7 +156,8 @@ def compile_tree(
     cxx_std = settings.cxx_std or detect_cxx_std(*(p for p in (original_tree, hip_tree) if p))
     defines = version_defines(toolchain.hipcc_version, settings.defines)
     plan = _Plan(tree, build_dir, compile_flags(settings, cxx_std, tree.include_dirs, defines), toolchain,
-                 ObjectCache(cache_dir), settings.compile_timeout_s, should_stop, sandbox, unit_flags(tree, units))
+                 ObjectCache(cache_dir), settings.compile_timeout_s, should_stop, sandbox, unit_flags(tree, units),
+                 output_bytes=output_bytes)
     sources = sorted(plan.file_flags) if units else tree.translation_units
     try:
         results = _compile_all(plan, sources, jobs or os.cpu_count() or 1, on_file)
@@ -330,6 +335,7 @@ def _compile_one(plan: _Plan, unit: str, key: str | None) -> FileResult:
     if done.violations and not process.timed_out:
         process.output += "".join(f"migrator: {v}\n" for v in done.violations)
     result = _file_result(plan, unit, process, output, command)
+    result.diagnostics += limit_diagnostics(done.violations)
     result.targets = _targets(plan, unit, result)
     if result.status == "passed" and key:
         try:
@@ -380,7 +386,14 @@ def _first_error(diagnostics: Sequence[Diagnostic]) -> tuple[str, str, int]:
 
 
 def _limits(plan: _Plan) -> SandboxLimits:
-    return SandboxLimits(timeout_s=plan.timeout_s, memory_mb=8192, processes=256)
+    return SandboxLimits(timeout_s=plan.timeout_s, memory_mb=8192, processes=256, output_bytes=plan.output_bytes)
+
+
+def limit_diagnostics(violations: Sequence[str]) -> list[Diagnostic]:
+    """One error per limit the sandbox recorded for a file's compile (time, output, memory, processes, disk,
+    decided from signals and counters): a diagnostic whose cause is Migrator (``LIMIT_FLAG``), so the
+    file's failure is explained by the limit rather than by whatever the compiler printed before it stopped."""
+    return [Diagnostic("", 0, 0, "error", violation, LIMIT_FLAG) for violation in violations]
 
 
 def _file_result(plan: _Plan, unit: str, process: ProcessResult, output_path: Path, command: list[str]) -> FileResult:
