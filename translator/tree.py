@@ -10,7 +10,6 @@ import dataclasses
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
@@ -50,15 +49,17 @@ def read_text(path: Path) -> tuple[str, bool]:
         return data.decode("utf-8", "surrogateescape"), False
 
 
-@dataclass
 class Prepass:
     """What the whole tree tells each file: the project's own definitions it sees (by relative path),
     the constants and device macros of the tree (for the wavefront scan), and the source texts read."""
 
-    keep: dict[str, frozenset[str]]
-    facts: TreeFacts
-    texts: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    __slots__ = ("keep", "facts", "texts")
 
+    def __init__(self, keep: dict[str, frozenset[str]], facts: TreeFacts,
+                 texts: dict[str, tuple[str, bool]] | None = None) -> None:
+        self.keep = keep
+        self.facts = facts
+        self.texts: dict[str, tuple[str, bool]] = {} if texts is None else texts
 
 def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> dict[str, frozenset[str]]:
     """Per source file (relative path): the CUDA names defined by it or by the project files it includes."""
