@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,6 +89,8 @@ class MappingDB:
 
 
 def load(path: Path) -> MappingDB:
+    import json  # here: the command line imports this module before it loads the stored patterns json compiles
+
     document = json.loads(path.read_text())
     columns: list[str] = document["columns"]
     if columns != list(ApiMapping.__slots__):
