@@ -7,7 +7,6 @@ scripts written for it keep working; ``-DNAME=VALUE`` after ``--`` feeds ``#if``
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from collections.abc import Mapping
@@ -81,12 +80,12 @@ def build_options(args: argparse.Namespace, clang: list[str]) -> TranslateOption
         disabled_rules=frozenset(args.disable_fix_rule), wavefront_scan=not args.no_wavefront_scan,
     )
     if args.cuda_version:
-        base = dataclasses.replace(base, assumed_cuda_version=args.cuda_version)
+        base = base.replace(assumed_cuda_version=args.cuda_version)
     options = to_options(flags, base)
     if args.launch_style is not None:
-        options = dataclasses.replace(options, launch_style=args.launch_style)
+        options = options.replace(launch_style=args.launch_style)
     if args.roc_libraries:
-        options = dataclasses.replace(options, roc_libraries=True)
+        options = options.replace(roc_libraries=True)
     return options
 
 

@@ -5,8 +5,6 @@ harness that runs HIPIFY's own lit test suite (``bench/hipify_suite.py``).
 """
 from __future__ import annotations
 
-import dataclasses
-
 from translator.options import TranslateOptions
 
 
@@ -73,8 +71,7 @@ def to_options(flags: HipifyClangFlags, base: TranslateOptions | None = None) ->
     """What hipify-clang would do with these flags, as our options (``base`` gives the rest)."""
     base = base or TranslateOptions()
     skip = (flags.skip_excluded_preprocessor_conditional_blocks or flags.default_preprocessor) and not flags.amap
-    return dataclasses.replace(
-        base,
+    return base.replace(
         launch_style="ggl" if flags.hip_kernel_execution_syntax else "chevron",
         roc_libraries=flags.roc,
         miopen=flags.miopen,

@@ -1,7 +1,6 @@
 """Words, comments, string literals and includes."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from translator import TranslateOptions, translate_source
@@ -32,7 +31,7 @@ def test_it_translates_whole_words_of_string_literals_and_leaves_comments(hip52:
 
 
 def test_it_leaves_string_literals_alone_when_asked(hip52: TranslateOptions) -> None:
-    options = dataclasses.replace(hip52, translate_strings=False)
+    options = hip52.replace(translate_strings=False)
     result = translate_source(STRINGS, "", options)
     assert result.text == '#include <hip/hip_runtime.h>\n' + STRINGS.replace("cudaMalloc(p, 4)", "hipMalloc(p, 4)")
 
