@@ -196,7 +196,10 @@ def build_rules(target: Target, db: MappingDB | None = None) -> RuleSet:
 def _to_plain(ruleset: RuleSet) -> tuple[object, ...]:
     """The rule table as tuples and dicts (what ``marshal`` stores)."""
     headers = {name: tuple(getattr(mapping, f) for f in ApiMapping.__slots__) for name, mapping in ruleset.headers.items()}
-    return ("rules-1", {name: tuple(rule) for name, rule in ruleset.rules.items()}, headers, ruleset.identifier_pattern)
+    shared: dict[str, str] = {}  # one object per distinct string: marshal writes the repeats as references
+    rules = {name: tuple(shared.setdefault(v, v) if isinstance(v, str) else v for v in rule)
+             for name, rule in ruleset.rules.items()}
+    return ("rules-1", rules, headers, ruleset.identifier_pattern)
 
 
 def _from_plain(data: object) -> RuleSet | None:
