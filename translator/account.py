@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
@@ -59,30 +58,48 @@ class TreeAccountData(TypedDict):
     port_header: str  # tree-relative path of the helper header the rewrites wrote ("" when none)
 
 
-@dataclass
+_FILE_FIELDS = ("path", "changed", "converted", "unconverted", "deprecated", "warnings", "kept_local", "cuda_like",
+                "renamed_to", "status", "rewrites", "port_sections", "wavefront", "hand_work")  # the JSON's order
+
+
 class FileAccount:
-    path: str = ""
-    changed: bool = False
-    converted: Counter[str] = field(default_factory=Counter)  # family -> references converted
-    unconverted: list[Finding] = field(default_factory=list)
-    deprecated: list[Finding] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    kept_local: list[str] = field(default_factory=list)  # project-defined CUDA names left alone
-    # CUDA-looking names HIPIFY does not list (mostly the project's own variables): first use of each
-    cuda_like: list[Finding] = field(default_factory=list)
-    renamed_to: str = ""
-    status: str = "translated"  # translated, unchanged, copied, skipped, failed
-    rewrites: list[RewriteNote] = field(default_factory=list)  # translator.rewrites: rule, line, why
-    port_sections: list[str] = field(default_factory=list)  # hip_port/cuda_port.h sections the file needs
-    wavefront: list[HazardData] = field(default_factory=list)  # wave-size hazards, at original lines
-    hand_work: list[HandWorkData] = field(default_factory=list)  # inline PTX and WMMA the translation left
+    """One file's account. Plain classes here, not dataclasses: building a dataclass costs a fresh process
+    milliseconds at import, and the command line's start-up is measured against hipify-perl's."""
+
+    def __init__(self, path: str = "", changed: bool = False, converted: Counter[str] | None = None,
+                 unconverted: list[Finding] | None = None, deprecated: list[Finding] | None = None,
+                 warnings: list[str] | None = None, kept_local: list[str] | None = None,
+                 cuda_like: list[Finding] | None = None, renamed_to: str = "", status: str = "translated",
+                 rewrites: list[RewriteNote] | None = None, port_sections: list[str] | None = None,
+                 wavefront: list[HazardData] | None = None, hand_work: list[HandWorkData] | None = None) -> None:
+        self.path = path
+        self.changed = changed
+        self.converted: Counter[str] = Counter() if converted is None else converted  # family -> references
+        self.unconverted: list[Finding] = [] if unconverted is None else unconverted
+        self.deprecated: list[Finding] = [] if deprecated is None else deprecated
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.kept_local: list[str] = [] if kept_local is None else kept_local  # project-defined CUDA names left
+        # CUDA-looking names HIPIFY does not list (mostly the project's own variables): first use of each
+        self.cuda_like: list[Finding] = [] if cuda_like is None else cuda_like
+        self.renamed_to = renamed_to
+        self.status = status  # translated, unchanged, copied, skipped, failed
+        self.rewrites: list[RewriteNote] = [] if rewrites is None else rewrites  # translator.rewrites notes
+        self.port_sections: list[str] = [] if port_sections is None else port_sections  # cuda_port.h sections
+        self.wavefront: list[HazardData] = [] if wavefront is None else wavefront  # hazards, at original lines
+        self.hand_work: list[HandWorkData] = [] if hand_work is None else hand_work  # PTX and WMMA left
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is FileAccount and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"FileAccount({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
     @property
     def converted_total(self) -> int:
         return sum(self.converted.values())
 
     def to_dict(self, max_findings: int | None = None) -> dict[str, object]:
-        data = asdict(self)
+        data: dict[str, object] = {name: _copied(getattr(self, name)) for name in _FILE_FIELDS}
         data["converted"] = dict(sorted(self.converted.items()))
         data["converted_total"] = self.converted_total
         data["unconverted_total"] = len(self.unconverted)
@@ -95,6 +112,17 @@ class FileAccount:
         return data
 
 
+def _copied(value: object) -> object:
+    """A copy of lists, tuples and dicts all the way down, as ``dataclasses.asdict`` gives them."""
+    if isinstance(value, dict):
+        return type(value)((_copied(k), _copied(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_copied(item) for item in value)
+    return value
+
+
 def _interesting(entry: FileAccount) -> bool:
     """Worth a row in the compact stage data: changed, skipped, failed, or with findings."""
     if entry.status in ("translated", "skipped", "failed"):
@@ -103,15 +131,23 @@ def _interesting(entry: FileAccount) -> bool:
                 or entry.hand_work)
 
 
-@dataclass
 class TreeAccount:
-    source: str
-    destination: str
-    engine: str = "builtin"
-    files: list[FileAccount] = field(default_factory=list)
-    renames: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    port_header: str = ""
+    def __init__(self, source: str, destination: str, engine: str = "builtin", files: list[FileAccount] | None = None,
+                 renames: dict[str, str] | None = None, warnings: list[str] | None = None,
+                 port_header: str = "") -> None:
+        self.source = source
+        self.destination = destination
+        self.engine = engine
+        self.files: list[FileAccount] = [] if files is None else files
+        self.renames: dict[str, str] = {} if renames is None else renames
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.port_header = port_header
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is TreeAccount and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"TreeAccount({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
     def totals(self) -> AccountTotals:
         converted: Counter[str] = Counter()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import json
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 from translator.literals import matching_paren, split_arguments
@@ -29,19 +28,38 @@ WRAPPERS = {
 }
 
 
-@dataclass(frozen=True)
 class Cast:
-    arg: int
-    kind: str
-    value: str = ""
-    to: int = 0
-    count: int = 1
+    """One argument rewrite. Plain classes here: a dataclass costs a fresh process milliseconds to build."""
+
+    __slots__ = ("arg", "kind", "value", "to", "count")
+
+    def __init__(self, arg: int, kind: str, value: str = "", to: int = 0, count: int = 1) -> None:
+        self.arg = arg
+        self.kind = kind
+        self.value = value
+        self.to = to
+        self.count = count
+
+    def _key(self) -> tuple[int, str, str, int, int]:
+        return (self.arg, self.kind, self.value, self.to, self.count)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Cast and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Cast{self._key()!r}"
 
 
-@dataclass(frozen=True, eq=False)
 class CallTables:
-    casts: dict[str, dict[tuple[bool, bool], tuple[Cast, ...]]]  # name -> (roc, miopen) -> casts
-    overloads: dict[str, dict[int, str]]  # name -> number of arguments -> HIP name
+    __slots__ = ("casts", "overloads")
+
+    def __init__(self, casts: dict[str, dict[tuple[bool, bool], tuple[Cast, ...]]],
+                 overloads: dict[str, dict[int, str]]) -> None:
+        self.casts = casts  # name -> (roc, miopen) -> casts
+        self.overloads = overloads  # name -> number of arguments -> HIP name
 
     def wanted(self, roc: bool, miopen: bool) -> frozenset[str]:
         """CUDA names whose calls have a rewrite under these switches."""

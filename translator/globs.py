@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 
 DEFAULT_EXCLUDES = ("third_party/**", "thirdparty/**", "external/**", "vendor/**", "**/.git/**")
@@ -34,11 +33,13 @@ class GlobError(ValueError):
     """An exclude glob that cannot be used; the message names the pattern."""
 
 
-@dataclass(frozen=True)
 class _Rule:
-    regex: re.Pattern[str]
-    anchored: bool  # matched against the whole relative path, else against the last segment (a name)
-    directories_only: bool
+    __slots__ = ("regex", "anchored", "directories_only")  # a plain class: dataclasses cost start-up time
+
+    def __init__(self, regex: re.Pattern[str], anchored: bool, directories_only: bool) -> None:
+        self.regex = regex
+        self.anchored = anchored  # matched against the whole relative path, else against the last segment (a name)
+        self.directories_only = directories_only
 
     def matches(self, path: str, is_dir: bool) -> bool:
         if self.directories_only and not is_dir:

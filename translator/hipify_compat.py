@@ -5,27 +5,33 @@ harness that runs HIPIFY's own lit test suite (``bench/hipify_suite.py``).
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-
 from translator.options import TranslateOptions
 
 
-@dataclass(frozen=True)
 class HipifyClangFlags:
-    """The hipify-clang switches that change what is written (the rest only change logging)."""
+    """The hipify-clang switches that change what is written (the rest only change logging). A plain class:
+    a dataclass costs a fresh process milliseconds to build at import."""
 
-    hip_kernel_execution_syntax: bool = False
-    cuda_kernel_execution_syntax: bool = False
-    roc: bool = False
-    miopen: bool = False
-    skip_excluded_preprocessor_conditional_blocks: bool = False
-    default_preprocessor: bool = False
-    amap: bool = False
-    use_hip_data_types: bool = False
-    experimental: bool = False
-    defines: tuple[tuple[str, str], ...] = field(default_factory=tuple)
-    unknown: tuple[str, ...] = field(default_factory=tuple)
+    __slots__ = ("hip_kernel_execution_syntax", "cuda_kernel_execution_syntax", "roc", "miopen",
+                 "skip_excluded_preprocessor_conditional_blocks", "default_preprocessor", "amap", "use_hip_data_types",
+                 "experimental", "defines", "unknown")
+
+    def __init__(self, hip_kernel_execution_syntax: bool = False, cuda_kernel_execution_syntax: bool = False,
+                 roc: bool = False, miopen: bool = False, skip_excluded_preprocessor_conditional_blocks: bool = False,
+                 default_preprocessor: bool = False, amap: bool = False, use_hip_data_types: bool = False,
+                 experimental: bool = False, defines: tuple[tuple[str, str], ...] = (),
+                 unknown: tuple[str, ...] = ()) -> None:
+        self.hip_kernel_execution_syntax = hip_kernel_execution_syntax
+        self.cuda_kernel_execution_syntax = cuda_kernel_execution_syntax
+        self.roc = roc
+        self.miopen = miopen
+        self.skip_excluded_preprocessor_conditional_blocks = skip_excluded_preprocessor_conditional_blocks
+        self.default_preprocessor = default_preprocessor
+        self.amap = amap
+        self.use_hip_data_types = use_hip_data_types
+        self.experimental = experimental
+        self.defines = defines
+        self.unknown = unknown
 
 
 FLAG_NAMES = {
@@ -65,8 +71,7 @@ def to_options(flags: HipifyClangFlags, base: TranslateOptions | None = None) ->
     """What hipify-clang would do with these flags, as our options (``base`` gives the rest)."""
     base = base or TranslateOptions()
     skip = (flags.skip_excluded_preprocessor_conditional_blocks or flags.default_preprocessor) and not flags.amap
-    return dataclasses.replace(
-        base,
+    return base.replace(
         launch_style="ggl" if flags.hip_kernel_execution_syntax else "chevron",
         roc_libraries=flags.roc,
         miopen=flags.miopen,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from translator.mapping import ApiMapping
@@ -37,14 +36,16 @@ NOT_CODE = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n
 DIRECTIVE = re.compile(r"^[ \t]*(#)[ \t]*(\w+)[ \t]*(\w*)", re.MULTILINE)
 
 
-@dataclass
 class IncludeState:
-    includer: str  # the including file's path ("" when unknown): a quoted include is looked for beside it
-    target: Target
-    emitted: set[str] = field(default_factory=set)
-    converted: int = 0
-    unsupported: list[str] = field(default_factory=list)
-    kept_local: list[str] = field(default_factory=list)
+    __slots__ = ("includer", "target", "emitted", "converted", "unsupported", "kept_local")  # plain: start-up
+
+    def __init__(self, includer: str, target: Target) -> None:
+        self.includer = includer  # the including file's path ("" when unknown): a quoted include is looked for beside it
+        self.target = target
+        self.emitted: set[str] = set()
+        self.converted = 0
+        self.unsupported: list[str] = []
+        self.kept_local: list[str] = []
 
 
 def rewrite_include(line: str, headers: dict[str, ApiMapping], state: IncludeState) -> str | None:

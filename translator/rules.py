@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from translator import rulecache
@@ -21,17 +20,35 @@ ROC_LIBRARIES = frozenset({"cublas", "cudnn", "cusparse", "cusolver", "runtime",
                            "device", "fp16", "bf16"})
 
 
-@dataclass(frozen=True)
 class Target:
-    """What the rules depend on (hashable, so rule tables are cached per target)."""
+    """What the rules depend on (hashable, so rule tables are cached per target). A plain class: a
+    dataclass costs a fresh process milliseconds to build at import."""
 
-    roc: bool = False
-    miopen: bool = False
-    hip_version: tuple[int, ...] = ()
-    experimental: bool = False
-    declared: frozenset[str] | None = None
-    header_folders: bool = True
-    hip_data_types: bool = False
+    __slots__ = ("roc", "miopen", "hip_version", "experimental", "declared", "header_folders", "hip_data_types")
+
+    def __init__(self, roc: bool = False, miopen: bool = False, hip_version: tuple[int, ...] = (),
+                 experimental: bool = False, declared: frozenset[str] | None = None, header_folders: bool = True,
+                 hip_data_types: bool = False) -> None:
+        self.roc = roc
+        self.miopen = miopen
+        self.hip_version = hip_version
+        self.experimental = experimental
+        self.declared = declared
+        self.header_folders = header_folders
+        self.hip_data_types = hip_data_types
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.roc, self.miopen, self.hip_version, self.experimental, self.declared, self.header_folders,
+                self.hip_data_types)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Target and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Target{self._key()!r}"
 
     @classmethod
     def of(cls, options: TranslateOptions) -> Target:
@@ -52,11 +69,17 @@ class Rule(NamedTuple):  # a tuple: thousands of them are stored and loaded fast
     needs_runtime: bool  # using it requires the HIP runtime header
 
 
-@dataclass(frozen=True)
 class RuleSet:
-    rules: dict[str, Rule]
-    headers: dict[str, ApiMapping]
-    identifier_pattern: str  # regex alternative matching candidate identifiers
+    __slots__ = ("rules", "headers", "identifier_pattern")
+
+    def __init__(self, rules: dict[str, Rule], headers: dict[str, ApiMapping], identifier_pattern: str) -> None:
+        self.rules = rules
+        self.headers = headers
+        self.identifier_pattern = identifier_pattern  # regex alternative matching candidate identifiers
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is RuleSet and self.rules == other.rules and self.headers == other.headers
+                and self.identifier_pattern == other.identifier_pattern)
 
 
 def flagged(mapping: ApiMapping, flag: str) -> bool:
@@ -173,7 +196,10 @@ def build_rules(target: Target, db: MappingDB | None = None) -> RuleSet:
 def _to_plain(ruleset: RuleSet) -> tuple[object, ...]:
     """The rule table as tuples and dicts (what ``marshal`` stores)."""
     headers = {name: tuple(getattr(mapping, f) for f in ApiMapping.__slots__) for name, mapping in ruleset.headers.items()}
-    return ("rules-1", {name: tuple(rule) for name, rule in ruleset.rules.items()}, headers, ruleset.identifier_pattern)
+    shared: dict[str, str] = {}  # one object per distinct string: marshal writes the repeats as references
+    rules = {name: tuple(shared.setdefault(v, v) if isinstance(v, str) else v for v in rule)
+             for name, rule in ruleset.rules.items()}
+    return ("rules-1", rules, headers, ruleset.identifier_pattern)
 
 
 def _from_plain(data: object) -> RuleSet | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 
 from translator import calls, conditionals, guards, handwork, launch, rewrites
 from translator.account import FileAccount, Finding
@@ -40,10 +39,21 @@ API_HEADER = "hip/hip_runtime_api.h"
 PLAIN_HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inl", ".H")
 
 
-@dataclass
 class FileTranslation:
-    text: str
-    account: FileAccount
+    """The translated text and its account. Plain classes here, not dataclasses: building a dataclass costs
+    a fresh process milliseconds at import."""
+
+    __slots__ = ("text", "account")
+
+    def __init__(self, text: str, account: FileAccount) -> None:
+        self.text = text
+        self.account = account
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is FileTranslation and (self.text, self.account) == (other.text, other.account)
+
+    def __repr__(self) -> str:
+        return f"FileTranslation(text={self.text!r}, account={self.account!r})"
 
 
 @functools.lru_cache(maxsize=16)
@@ -62,22 +72,27 @@ class _Interesting:
         return isinstance(name, str) and (name in self.rules or CUDA_LIKE.match(name) is not None)
 
 
-@dataclass
 class _Scan:
-    text: str
-    rules: dict[str, Rule]
-    keep: frozenset[str] | set[str]
-    account: FileAccount
-    limit: int
-    target: Target
-    line: int = 1
-    line_cursor: int = 0
-    needs_runtime: bool = False
-    kept: set[str] = field(default_factory=set)
-    cuda_like_seen: set[str] = field(default_factory=set)
-    calls: list[str] = field(default_factory=list)  # CUDA names of marked calls, in text order
-    handled: set[str] = field(default_factory=set)  # names translator.rewrites took care of: not reported
-    hold: frozenset[str] = frozenset()  # names left as written in this file, with ``hold_reason``
+    __slots__ = ("text", "rules", "keep", "account", "limit", "target", "line", "line_cursor", "needs_runtime", "kept",
+                 "cuda_like_seen", "calls", "handled", "hold")
+
+    def __init__(self, text: str, rules: dict[str, Rule], keep: frozenset[str] | set[str], account: FileAccount,
+                 limit: int, target: Target, handled: set[str] | None = None,
+                 hold: frozenset[str] = frozenset()) -> None:
+        self.text = text
+        self.rules = rules
+        self.keep = keep
+        self.account = account
+        self.limit = limit
+        self.target = target
+        self.line = 1
+        self.line_cursor = 0
+        self.needs_runtime = False
+        self.kept: set[str] = set()
+        self.cuda_like_seen: set[str] = set()
+        self.calls: list[str] = []  # CUDA names of marked calls, in text order
+        self.handled: set[str] = set() if handled is None else handled  # names translator.rewrites took care of
+        self.hold = hold  # names left as written in this file, with ``hold_reason``
 
     def position(self, pos: int) -> tuple[int, int]:
         self.line += self.text.count("\n", self.line_cursor, pos)

@@ -6,11 +6,9 @@ globs, is copied byte for byte. Files that are not UTF-8 are translated on their
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from translator.account import FileAccount, TreeAccount
@@ -50,15 +48,17 @@ def read_text(path: Path) -> tuple[str, bool]:
         return data.decode("utf-8", "surrogateescape"), False
 
 
-@dataclass
 class Prepass:
     """What the whole tree tells each file: the project's own definitions it sees (by relative path),
     the constants and device macros of the tree (for the wavefront scan), and the source texts read."""
 
-    keep: dict[str, frozenset[str]]
-    facts: TreeFacts
-    texts: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    __slots__ = ("keep", "facts", "texts")
 
+    def __init__(self, keep: dict[str, frozenset[str]], facts: TreeFacts,
+                 texts: dict[str, tuple[str, bool]] | None = None) -> None:
+        self.keep = keep
+        self.facts = facts
+        self.texts: dict[str, tuple[str, bool]] = {} if texts is None else texts
 
 def project_definitions(files: list[Path], src: Path, options: TranslateOptions) -> dict[str, frozenset[str]]:
     """Per source file (relative path): the CUDA names defined by it or by the project files it includes."""
@@ -106,7 +106,7 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
     dst.mkdir(parents=True)
     files = walk(src)
     seen = prepass(files, src, options)
-    base = dataclasses.replace(options, detect_local_definitions=False, wavefront_facts=seen.facts)
+    base = options.replace(detect_local_definitions=False, wavefront_facts=seen.facts)
     tree = TreeAccount(source=str(src), destination=str(dst))
     made: set[Path] = {dst}
     per_names: dict[tuple[frozenset[str], str], TranslateOptions] = {}
@@ -118,7 +118,7 @@ def translate_tree(src: Path, dst: Path, options: TranslateOptions | None = None
         port = os.path.relpath(PORT_HEADER, os.path.dirname(relative) or ".")
         file_options = per_names.get((names, port))
         if file_options is None:
-            file_options = per_names[(names, port)] = dataclasses.replace(base, keep_names=names, port_header=port)
+            file_options = per_names[(names, port)] = base.replace(keep_names=names, port_header=port)
         folder = (dst / relative).parent
         if folder not in made:  # one mkdir per folder, not per file
             folder.mkdir(parents=True, exist_ok=True)
@@ -156,7 +156,7 @@ def account_tree(src: Path, options: TranslateOptions | None = None,
     src = Path(src)
     files = walk(src)
     seen = prepass(files, src, options)
-    base = dataclasses.replace(options, detect_local_definitions=False, wavefront_facts=seen.facts)
+    base = options.replace(detect_local_definitions=False, wavefront_facts=seen.facts)
     tree = TreeAccount(source=str(src), destination="")
     for path in files:
         if is_cancelled is not None and is_cancelled():
@@ -168,7 +168,7 @@ def account_tree(src: Path, options: TranslateOptions | None = None,
         kept = seen.texts.pop(relative, None)
         text = kept[0] if kept is not None else read_text(path)[0]
         names = seen.keep.get(relative, options.keep_names)
-        entry = translate_source(text, str(path), dataclasses.replace(base, keep_names=names)).account
+        entry = translate_source(text, str(path), base.replace(keep_names=names)).account
         entry.path = relative
         tree.files.append(entry)
     return tree

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,34 @@ def test_the_command_line_keeps_compiled_patterns_and_reuses_them(tmp_path: Path
     finally:
         re._cache.clear()  # type: ignore[attr-defined]
         re._cache.update(saved)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("argv", "may"), [
+    (["a.cu"], False), (["a.cu", "--no-wavefront-scan", "--no-backup"], False), (["no-cache.cu"], False),
+    (["a.cu", "--", "--no-cache"], False),  # after "--": a clang argument
+    (["a.cu", "--no-cache"], True), (["a.cu", "-no-cache"], True), (["a.cu", "--no-c"], True),
+])
+def test_the_cache_is_known_to_be_on_before_the_arguments_are_parsed(argv: list[str], may: bool) -> None:
+    from translator.__main__ import may_turn_off_cache
+    from translator.cli import parse_args
+
+    assert may_turn_off_cache(argv) is may
+    assert parse_args(argv)[0].no_cache is False or may  # never on when argparse would turn it off
+
+
+def test_a_second_start_compiles_no_pattern_the_first_stored(tmp_path: Path) -> None:
+    """The stored patterns load before argparse, json and the engine compile theirs."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a.cu").write_text(SOURCE)
+    code = ("import runpy, sys\nfrom re import _compiler\nimport translator.rulecache\nseen = []\n"
+            "real = _compiler.compile\n_compiler.compile = lambda p, f=0: seen.append(p) or real(p, f)\n"
+            "sys.argv = ['translator', *sys.argv[1:]]\n"
+            "try:\n    runpy.run_module('translator', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sum(isinstance(p, str) for p in seen))\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    counts = [int(subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.cu"), "-o", str(tmp_path / "a.hip")],
+                                 cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout)
+              for _ in range(2)]
+    assert counts[0] > 0 and counts[1] == 0

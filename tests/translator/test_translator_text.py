@@ -1,8 +1,9 @@
 """Words, comments, string literals and includes."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
+
+import pytest
 
 from translator import TranslateOptions, translate_source
 
@@ -32,7 +33,7 @@ def test_it_translates_whole_words_of_string_literals_and_leaves_comments(hip52:
 
 
 def test_it_leaves_string_literals_alone_when_asked(hip52: TranslateOptions) -> None:
-    options = dataclasses.replace(hip52, translate_strings=False)
+    options = hip52.replace(translate_strings=False)
     result = translate_source(STRINGS, "", options)
     assert result.text == '#include <hip/hip_runtime.h>\n' + STRINGS.replace("cudaMalloc(p, 4)", "hipMalloc(p, 4)")
 
@@ -101,3 +102,15 @@ def test_the_runtime_include_goes_where_hipify_clang_puts_it(hip52: TranslateOpt
     assert placed(guarded, "k.cuh").startswith("/* guard */\n#ifndef K_CUH\n#include <hip/hip_runtime.h>\n#define K_CUH\n")
     assert placed("/*\n#include <x.h>\n*/\n" + body).startswith("#include <hip/hip_runtime.h>\n/*\n#include <x.h>")
     assert placed("int plain() { return 1; }\n", "plain.cpp") == "int plain() { return 1; }\n"
+
+
+def test_options_are_frozen_and_replace_makes_a_changed_copy() -> None:
+    options = TranslateOptions(roc_libraries=True)
+    changed = options.replace(translate_strings=False)
+    assert changed == TranslateOptions(roc_libraries=True, translate_strings=False) != options
+    assert hash(changed) == hash(TranslateOptions(roc_libraries=True, translate_strings=False))
+    assert options.translate_strings and not changed.translate_strings and changed.roc_libraries
+    with pytest.raises(AttributeError):
+        options.roc_libraries = False
+    with pytest.raises(TypeError, match="no_such_option"):
+        options.replace(no_such_option=True)

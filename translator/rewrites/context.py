@@ -5,8 +5,6 @@ the text always has the line it had in the original: every note and inventory en
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from translator.account import Finding, RewriteNote
 from translator.options import TranslateOptions
 from translator.rules import Rule
@@ -14,19 +12,24 @@ from translator.rules import Rule
 __all__ = ["RewriteContext", "RewriteNote"]
 
 
-@dataclass
 class RewriteContext:
-    text: str
-    path: str
-    options: TranslateOptions
-    rules: dict[str, Rule]
-    notes: list[RewriteNote] = field(default_factory=list)
-    sections: set[str] = field(default_factory=set)  # hip_port header sections the file needs
-    handled: set[str] = field(default_factory=set)  # CUDA names a rewrite took care of: not reported
-    unconverted: list[Finding] = field(default_factory=list)  # constructs left for a person, with the reason
-    warnings: list[str] = field(default_factory=list)
-    side: str = "left"  # "right" once the passes run on the translated text
-    disabled: list[tuple[int, int]] = field(default_factory=list)  # original lines a rewrite took out of the build
+    """Plain class, not a dataclass: building a dataclass costs a fresh process milliseconds at import."""
+
+    __slots__ = ("text", "path", "options", "rules", "notes", "sections", "handled", "unconverted", "warnings", "side",
+                 "disabled")
+
+    def __init__(self, text: str, path: str, options: TranslateOptions, rules: dict[str, Rule]) -> None:
+        self.text = text
+        self.path = path
+        self.options = options
+        self.rules = rules
+        self.notes: list[RewriteNote] = []
+        self.sections: set[str] = set()  # hip_port header sections the file needs
+        self.handled: set[str] = set()  # CUDA names a rewrite took care of: not reported
+        self.unconverted: list[Finding] = []  # constructs left for a person, with the reason
+        self.warnings: list[str] = []
+        self.side = "left"  # "right" once the passes run on the translated text
+        self.disabled: list[tuple[int, int]] = []  # original lines a rewrite took out of the build
 
     def is_disabled(self, line: int) -> bool:
         return any(first <= line <= last for first, last in self.disabled)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -11,25 +10,36 @@ RULES_FILE = DATA / "rewrite_rules.json"
 SECTIONS_DIR = DATA / "hip_port"
 
 
-@dataclass(frozen=True)
 class CacheHint:
-    rule: str
-    form: str
-    why: str
+    """Plain classes here: a dataclass costs a fresh process milliseconds to build at import."""
+
+    __slots__ = ("rule", "form", "why")
+
+    def __init__(self, rule: str, form: str, why: str) -> None:
+        self.rule = rule
+        self.form = form
+        self.why = why
 
 
-@dataclass(frozen=True)
 class RewriteTables:
-    cache_hints: dict[str, CacheHint]
-    legacy_launch: dict[str, str]
-    nvtx_headers: frozenset[str]
-    nvtx_to_roctx: dict[str, str]
-    libcxx_std_headers: dict[str, str]
-    libcxx_without_counterpart: dict[str, str]
-    nearest_hip: dict[str, tuple[str, str]]  # CUDA 12 name -> (HIP name, why)
-    hidden_until: dict[str, str]  # device builtins HIP declares by default only from this version
-    port_sections: tuple[str, ...]  # in the order the header lists them
-    collapsing_types: tuple[tuple[str, ...], ...]  # CUDA types one HIP type stands for
+    __slots__ = ("cache_hints", "legacy_launch", "nvtx_headers", "nvtx_to_roctx", "libcxx_std_headers",
+                 "libcxx_without_counterpart", "nearest_hip", "hidden_until", "port_sections", "collapsing_types")
+
+    def __init__(self, cache_hints: dict[str, CacheHint], legacy_launch: dict[str, str], nvtx_headers: frozenset[str],
+                 nvtx_to_roctx: dict[str, str], libcxx_std_headers: dict[str, str],
+                 libcxx_without_counterpart: dict[str, str], nearest_hip: dict[str, tuple[str, str]],
+                 hidden_until: dict[str, str], port_sections: tuple[str, ...],
+                 collapsing_types: tuple[tuple[str, ...], ...]) -> None:
+        self.cache_hints = cache_hints
+        self.legacy_launch = legacy_launch
+        self.nvtx_headers = nvtx_headers
+        self.nvtx_to_roctx = nvtx_to_roctx
+        self.libcxx_std_headers = libcxx_std_headers
+        self.libcxx_without_counterpart = libcxx_without_counterpart
+        self.nearest_hip = nearest_hip  # CUDA 12 name -> (HIP name, why)
+        self.hidden_until = hidden_until  # device builtins HIP declares by default only from this version
+        self.port_sections = port_sections  # in the order the header lists them
+        self.collapsing_types = collapsing_types  # CUDA types one HIP type stands for
 
 
 @functools.cache

@@ -10,7 +10,6 @@ kept instead: the chain's conditions become constants and the note says why.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from translator import conditionals, guards
 from translator.options import parse_version
@@ -23,13 +22,15 @@ WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
-@dataclass
 class Branch:
-    keyword: str
-    start: int  # of the directive line
-    line_end: int
-    condition: str
-    body_end: int = 0
+    __slots__ = ("keyword", "start", "line_end", "condition", "body_end")  # a plain class: dataclasses cost start-up
+
+    def __init__(self, keyword: str, start: int, line_end: int, condition: str, body_end: int = 0) -> None:
+        self.keyword = keyword
+        self.start = start  # of the directive line
+        self.line_end = line_end
+        self.condition = condition
+        self.body_end = body_end
 
 
 def version_conditions(ctx: RewriteContext) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from translator.wavefront.lexer import int_literal, token_texts
@@ -146,12 +145,24 @@ class Layered(Mapping[str, Constant]):
 INTERESTING = frozenset({32, 31, 16, 5, 0xFFFFFFFF, -1})
 
 
-@dataclass(frozen=True)
 class TreeFacts:
-    """What the other files of a tree define: constants (merged) and device-qualifier macros."""
+    """What the other files of a tree define: constants (merged) and device-qualifier macros. A plain class,
+    not a dataclass: building a dataclass costs a fresh process milliseconds at import."""
 
-    constants: tuple[tuple[str, Constant], ...] = ()
-    device_macros: frozenset[str] = field(default_factory=frozenset)
+    def __init__(self, constants: tuple[tuple[str, Constant], ...] = (),
+                 device_macros: frozenset[str] = frozenset()) -> None:
+        self.constants = constants
+        self.device_macros = device_macros
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is TreeFacts and self.constants == other.constants
+                and self.device_macros == other.device_macros)
+
+    def __hash__(self) -> int:  # part of TranslateOptions, which is hashed
+        return hash((self.constants, self.device_macros))
+
+    def __repr__(self) -> str:
+        return f"TreeFacts(constants={self.constants!r}, device_macros={self.device_macros!r})"
 
     @classmethod
     def of(cls, files: Iterable[tuple[Mapping[str, Constant], frozenset[str]]]) -> TreeFacts:
