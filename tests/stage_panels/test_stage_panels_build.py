@@ -90,7 +90,10 @@ def test_link_panel_shows_undefined_references_and_missing_libraries(
     # Asking for the CUDA library by name: a re-run of the link stage reports it with its ROCm counterpart.
     Project.objects.filter(pk=run.project_id).update(settings={"link_libraries": ["cublas"]})
     rerun = run_sync(actions.create_rerun(run, user=team_user[0], from_stage="link"))
-    assert rerun.stages.get(name="link").state == "failed"
+    relinked = rerun.stages.get(name="link")
+    assert relinked.state == "failed"
+    # Said when it fails: the re-run's own summary and problems (a failure for another reason shows here)
+    assert any(p.get("library") == "cublas" for p in relinked.data.get("problems", [])), (relinked.summary, relinked.data)
     panel = panel_of(stage_page(alice_client, rerun, "link"))
     missing = panel[panel.index('id="link-missing"'):]
     assert "<td><code>-lcublas</code></td><td>hipBLAS (<code>-lhipblas</code>)</td><td><code>libhipblas-dev</code></td>" in missing
