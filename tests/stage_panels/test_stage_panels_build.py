@@ -87,9 +87,9 @@ def test_link_panel_shows_undefined_references_and_missing_libraries(
     assert "<code>normalise_rows(float*, int)</code>" in undefined  # demangled
     problem = next(p for p in link.data["problems"] if p["kind"] == "undefined_reference")
     assert problem["object"] and f"<code>{problem['object']}</code>" in undefined
-    # Asking for the CUDA library by name: a re-run of the link stage reports it with its ROCm counterpart.
+    # Asking for the CUDA library by name: a re-run reports it with its ROCm counterpart.
     Project.objects.filter(pk=run.project_id).update(settings={"link_libraries": ["cublas"]})
-    rerun = run_sync(actions.create_rerun(run, user=team_user[0], from_stage="link"))
+    rerun = run_sync(actions.create_rerun(run, user=team_user[0], from_stage="fetch"))
     relinked = rerun.stages.get(name="link")
     assert relinked.state == "failed"
     # Said when it fails: the re-run's own summary and problems (a failure for another reason shows here)
