@@ -7,14 +7,14 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
-from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
+from pytest_django import DjangoCaptureOnCommitCallbacks
 
 from migrator.accounts.models import Team
 from migrator.integrations import actions as hooks
@@ -31,17 +31,6 @@ from tests.reports.team_repo import TeamRepo, git, team_repo
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "delivery"
 NO_NVCC = "no nvcc on this machine: the CUDA side of the delivered branch cannot be built here (CI has it)"
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def host(settings: Settings) -> Iterator[FakeHost]:
-    fake = FakeHost().start()
-    settings.MIGRATOR_ALLOWED_HOST_API_BASES = [fake.url]
-    settings.MIGRATOR_HOST_API_TRUSTED_NETWORKS = ["127.0.0.0/8"]
-    settings.MIGRATOR_ALLOW_LOCAL_GIT = True
-    settings.MIGRATOR_HOST_BACKOFF_S = 0.0
-    yield fake
-    fake.stop()
 
 
 def _project(team: Team, name: str, repo: TeamRepo, host: FakeHost) -> Project:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,17 +31,6 @@ from tests.reports.team_repo import TeamRepo, git, team_repo
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "delivery"
 SMOKE = './main; echo "main exited with $?"'  # no real GPU here: the program's own failure is the output
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def host(settings: Settings) -> Iterator[FakeHost]:
-    fake = FakeHost().start()
-    settings.MIGRATOR_ALLOWED_HOST_API_BASES = [fake.url]
-    settings.MIGRATOR_HOST_API_TRUSTED_NETWORKS = ["127.0.0.0/8"]
-    settings.MIGRATOR_ALLOW_LOCAL_GIT = True
-    settings.MIGRATOR_HOST_BACKOFF_S = 0.0
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture
