@@ -9,34 +9,20 @@ settings but one offload target, and builds with its own build system.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import make_tar_gz
-from worker.context import StageContext, StageResult, Workspace
+from tests.toolchain.test_make_projects import Piped
+from worker.context import StageContext, Workspace
 from worker.project_settings import ProjectSettings
 from worker.stages import compile as compile_stage
 from worker.stages import fetch, hipify, link, scan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "subdir"
 STAGES = (("fetch", fetch), ("scan", scan), ("hipify", hipify), ("compile", compile_stage), ("link", link))
-
-
-@dataclass
-class Piped:
-    workspace: Workspace
-    results: dict[str, StageResult] = field(default_factory=dict)
-    log: list[str] = field(default_factory=list)
-
-    def data(self, stage: str) -> dict[str, Any]:
-        return self.results[stage].data
-
-    @property
-    def text(self) -> str:
-        return "".join(self.log)
 
 
 def run_pipeline(name: str, subdir: str, root: Path) -> Piped:
