@@ -90,7 +90,7 @@ def pipeline_run(project: Project, files: Mapping[str, str | bytes]) -> Run:
 def run_reference_here(run: Run) -> dict[str, object]:
     """Run the CUDA reference of ``run`` in this process, as a cuda runner would (its row queued again
     first, whatever an earlier step recorded); the result the row keeps."""
-    from migrator.pipeline.orchestrator import execute_reference
+    from migrator.pipeline.references import execute_reference
     from migrator.projects.constants import StageState
     from migrator.projects.models import ReferenceRun
 

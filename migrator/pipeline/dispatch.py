@@ -18,7 +18,7 @@ from celery import Task
 from django.db import transaction
 
 from migrator.celery import app
-from migrator.pipeline import orchestrator
+from migrator.pipeline import orchestrator, references
 from migrator.pipeline.broker import BROKER_ERRORS
 from migrator.projects import transitions
 from migrator.projects.models import ReferenceRun, Run, Stage
@@ -43,8 +43,8 @@ def send_stage(stage: Stage, queue: str) -> None:
 def send_reference(reference: ReferenceRun) -> None:
     """Publish the run's CUDA reference to the ``cuda`` queue (the row records its task id first, like a stage's)."""
     task_id = str(uuid.uuid4())
-    if transitions.mark_reference_enqueued(reference, task_id, orchestrator.CUDA_QUEUE):
-        _task(REFERENCE_RUN_TASK).apply_async(args=[reference.run_id], queue=orchestrator.CUDA_QUEUE, task_id=task_id)
+    if transitions.mark_reference_enqueued(reference, task_id, references.CUDA_QUEUE):
+        _task(REFERENCE_RUN_TASK).apply_async(args=[reference.run_id], queue=references.CUDA_QUEUE, task_id=task_id)
 
 
 def republish_reference(reference: ReferenceRun) -> None:

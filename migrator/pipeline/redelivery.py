@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from django.conf import settings as django_settings
 from django.db.models import Max
 
-from migrator.pipeline import orchestrator
+from migrator.pipeline import orchestrator, references
 from migrator.pipeline.broker import BROKER_ERRORS, BrokerUnavailable, pending_task_ids
 from migrator.projects.constants import FINAL_STAGE_STATES, STAGE_NAMES, RunState, StageState, Trigger
 from migrator.projects.models import ReferenceRun, Stage
@@ -81,7 +81,7 @@ def _waiting_since(stage: Stage, settled: dict[int, datetime]) -> datetime:
 
 
 def resend_lost_stages(now: datetime, dispatch: orchestrator.Dispatcher, republish: Republisher,
-                       send_reference: orchestrator.ReferenceDispatcher | None = None) -> Resent:
+                       send_reference: references.ReferenceDispatcher | None = None) -> Resent:
     grace = timedelta(seconds=django_settings.MIGRATOR_REPUBLISH_GRACE_S)
     stages = next_stages(now, grace)
     handed_out = [s for s in stages if s.task_id]

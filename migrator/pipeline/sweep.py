@@ -29,7 +29,7 @@ from django.conf import settings as django_settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from migrator.pipeline import orchestrator, redelivery
+from migrator.pipeline import orchestrator, redelivery, references
 from migrator.projects import transitions
 from migrator.projects.constants import PYTORCH_QUEUE, StageState
 from migrator.projects.models import ReferenceRun, Stage
@@ -45,7 +45,7 @@ Row = TypeVar("Row", Stage, ReferenceRun)
 
 def sweep(
     dispatch: orchestrator.Dispatcher, republish: redelivery.Republisher | None = None,
-    revoke: Revoker | None = None, *, send_reference: orchestrator.ReferenceDispatcher | None = None,
+    revoke: Revoker | None = None, *, send_reference: references.ReferenceDispatcher | None = None,
     republish_reference: redelivery.ReferenceRepublisher | None = None,
 ) -> list[Stage]:
     """One pass; ``republish`` re-sends stages whose message was lost, ``revoke`` cancels the tasks of
@@ -111,7 +111,7 @@ def _references_waiting_too_long(now: datetime) -> Iterable[ReferenceRun]:
 
 def _skip_reference_waiting(reference: ReferenceRun) -> ReferenceRun | None:
     settings = ProjectSettings.stored_or_default(reference.run.settings_used)
-    return transitions.skip_reference(reference, orchestrator.no_cuda_runner_within(settings),
+    return transitions.skip_reference(reference, references.no_cuda_runner_within(settings),
                                       {"no_runner": True, "wait_limit_s": settings.smoke_wait_timeout_s})
 
 
@@ -149,7 +149,7 @@ def _guarded(row: Row, action: Callable[[Row], Row | None]) -> Row | None:
 
 
 def _advance_and_announce(run_id: int, dispatch: orchestrator.Dispatcher,
-                          send_reference: orchestrator.ReferenceDispatcher | None) -> None:
+                          send_reference: references.ReferenceDispatcher | None) -> None:
     """Hand out what can still run in a run the sweep changed; tell the listeners if it ended."""
     try:
         orchestrator.advance(run_id, dispatch, send_reference)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from celery import current_task, shared_task
 
-from migrator.pipeline import dispatch, orchestrator, retention
+from migrator.pipeline import dispatch, orchestrator, references, retention
 from migrator.pipeline import sweep as sweeping
 from migrator.projects.models import Stage
 
@@ -35,5 +35,5 @@ def sweep_retention() -> None:
 def reference_run(run_id: int) -> None:
     """The run's CUDA reference (one per run, so the run id names it); then smoke can be handed out."""
     hostname = getattr(current_task.request, "hostname", "") or ""
-    orchestrator.execute_reference(run_id, worker=hostname)
+    references.execute_reference(run_id, worker=hostname)
     orchestrator.advance(run_id, dispatch.send_stage, dispatch.send_reference)

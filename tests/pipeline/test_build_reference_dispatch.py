@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from migrator.pipeline import orchestrator
+from migrator.pipeline import orchestrator, references
 from migrator.projects import transitions
 from migrator.projects.constants import RunState, StageState
 from migrator.projects.models import ReferenceRun, Run, Stage
@@ -59,7 +59,7 @@ def test_without_a_cuda_runner_the_reference_build_is_recorded_as_not_run(fetche
     orchestrator.advance(run.pk, handed.stage, handed.reference)
     reference = ReferenceRun.objects.get(run=run)
     assert handed.references == []
-    assert reference.state == StageState.SKIPPED and reference.summary == orchestrator.NO_CUDA_RUNNER_ONLINE
+    assert reference.state == StageState.SKIPPED and reference.summary == references.NO_CUDA_RUNNER_ONLINE
     run.refresh_from_db()
     assert run.state == RunState.FAILED
 
@@ -90,7 +90,7 @@ def test_a_reference_build_that_finishes_after_its_run_is_announced_and_reposts_
     reference_finished.connect(listen, dispatch_uid="test.reference_finished")
     monkeypatch.setattr(receivers, "queue_status_post", lambda run_id, phase: posted.append((run_id, phase)))
     try:
-        final = orchestrator.execute_reference(run.pk, worker="cuda-box@h")  # real nvcc, in the sandbox
+        final = references.execute_reference(run.pk, worker="cuda-box@h")  # real nvcc, in the sandbox
     finally:
         reference_finished.disconnect(dispatch_uid="test.reference_finished")
     assert final is not None and final.state == StageState.PASSED and final.data["build_only"]

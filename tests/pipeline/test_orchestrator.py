@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import reverse
 
 from migrator.accounts.models import Team
-from migrator.pipeline import orchestrator
+from migrator.pipeline import orchestrator, stagecontext
 from migrator.pipeline.stagelog import StageLog
 from migrator.projects import actions, transitions
 from migrator.projects.constants import RunState, StageState
@@ -142,7 +142,7 @@ def test_a_settings_change_during_a_run_does_not_apply_to_it(
     archive_project.settings = {"offload_archs": ["gfx1100"], "build_mode": "per_tu"}  # changed while it runs
     archive_project.save()
     stage = _stage(run, "compile")
-    ctx = orchestrator.build_context(stage, StageLog(stage.pk, run.pk))
+    ctx = stagecontext.build_context(stage, StageLog(stage.pk, run.pk))
     assert ctx.settings.offload_archs == ("gfx942",) and ctx.settings.build_mode == "auto"
     page = alice_client.get(reverse("projects:run", args=[run.pk])).content.decode()
     assert "<code>offload_archs</code> = <code>[&#x27;gfx942&#x27;]</code>" in page

@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from migrator.pipeline import orchestrator, sweep
+from migrator.pipeline import orchestrator, references, stagecontext, sweep
 from migrator.pipeline.redelivery import next_stages
 from migrator.projects import actions, transitions
 from migrator.projects.constants import RunState, StageState
@@ -206,7 +206,7 @@ def test_a_rerun_reuses_its_parents_reference_only_for_the_same_command_and_buil
     orchestrator.advance(smoke_next.pk, handed.stage, handed.reference)
     transitions.claim_reference(smoke_next.pk, "cuda-box")
     reference = ReferenceRun.objects.get(run=smoke_next)
-    key = reference_key(ProjectSettings.from_dict(smoke_next.settings_used), str(orchestrator.source_spec(smoke_next)["sha256"]))
+    key = reference_key(ProjectSettings.from_dict(smoke_next.settings_used), str(stagecontext.source_spec(smoke_next)["sha256"]))
     transitions.finish_reference(reference.pk, StageState.PASSED, "CUDA reference ran", {"ok": True, "key": key})
     _pass_smoke(smoke_next)
     smoke_next.refresh_from_db()
@@ -229,9 +229,9 @@ def test_the_reference_run_builds_with_nvcc_and_records_its_outcome_on_its_row(
     smoke_next: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")
-    assert orchestrator.execute_reference(smoke_next.pk) is None  # no row yet: nothing to claim
+    assert references.execute_reference(smoke_next.pk) is None  # no row yet: nothing to claim
     transitions.create_reference(smoke_next.pk)
-    final = orchestrator.execute_reference(smoke_next.pk, worker="cuda-box")
+    final = references.execute_reference(smoke_next.pk, worker="cuda-box")
     assert final is not None and final.worker == "cuda-box" and final.heartbeat_at is not None
     records = workspace_for(smoke_next.pk).records
     saved = json.loads((records / REFERENCE_ARTIFACT).read_text())
@@ -239,4 +239,4 @@ def test_the_reference_run_builds_with_nvcc_and_records_its_outcome_on_its_row(
     assert final.state == StageState.FAILED  # no NVIDIA driver here: the program cannot run
     assert final.data["build"]["ok"] is True and final.summary.startswith("[fake GPU] CUDA reference failed")
     assert (records / "reference.log").read_text()
-    assert orchestrator.execute_reference(smoke_next.pk) is None  # a redelivery finds it final
+    assert references.execute_reference(smoke_next.pk) is None  # a redelivery finds it final

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from pytest_django import Settings
 
 from migrator.accounts.models import Team
-from migrator.pipeline.orchestrator import source_spec
+from migrator.pipeline.stagecontext import source_spec
 from migrator.projects import actions
 from tests.security.git_servers import GIT_ENV
 from worker.context import StageContext, Workspace

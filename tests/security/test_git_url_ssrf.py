@@ -14,7 +14,7 @@ from django.test import Client
 from pytest_django import Settings
 
 from migrator.accounts.models import Team
-from migrator.pipeline.orchestrator import source_spec
+from migrator.pipeline.stagecontext import source_spec
 from migrator.projects import actions
 from migrator.projects.models import Project
 from tests.security.git_servers import GitHttpServer, Listener, bare_repository
