@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from translator.textsearch import occurrences
+
 _BUILTIN = re.compile(r"__(ballot|activemask|match_a|popc|ffs|clz|brev|lane_id|shfl|any_sync|all_sync|uni_sync"
                       r"|reduce_|syncwarp)")
 _DEPTH_BUILTINS = frozenset({"ballot", "activemask", "match_a", "popc", "ffs", "clz", "brev", "lane_id"})
@@ -98,16 +100,6 @@ def _builtins(text: str, shuffle_macros: bool) -> tuple[list[int], list[tuple[st
 
 def _starts(pattern: re.Pattern[str], text: str) -> list[int]:
     return [match.start() for match in pattern.finditer(text)]
-
-
-def occurrences(text: str, word: str) -> list[int]:
-    """Where ``word`` occurs in ``text``, each occurrence after the end of the one before."""
-    found = []
-    position = text.find(word)
-    while position >= 0:
-        found.append(position)
-        position = text.find(word, position + len(word))
-    return found
 
 
 def word_char(text: str, position: int) -> bool:
