@@ -25,8 +25,11 @@ def shuffle_loops(text: str, table: Mapping[str, Constant], shufflers: frozenset
                   comments: list[tuple[int, int]]) -> list[Hazard]:
     """The reduction loops of ``text`` that stop at 32 lanes (``shufflers``: the file's shuffle macros)."""
     found: list[Hazard] = []
+    last_shuffle = max([text.rfind("__shfl_"), *(text.rfind(name) for name in shufflers)])
     for match in _LOOP.finditer(text):
         start = match.start()
+        if start > last_shuffle:
+            break  # a loop that starts after the last shuffle has none in its body: the rest is not searched
         if start and word_char(text, start - 1):
             continue
         variable, init, condition, step = match.groups()
@@ -61,15 +64,26 @@ def tokens(expression: str) -> tuple[str, ...]:
     return tuple(token_texts(expression))
 
 
+def value(words: tuple[str, ...], table: Mapping[str, Constant]) -> Constant | None:
+    """``evaluate(words, table)``, kept per expression and the constants it names: loop starts and
+    shuffle widths are a few expressions (``16``, ``blockDim.x / 2``) met again and again."""
+    return _value(words, tuple((word, table[word]) for word in words if word in table))
+
+
+@functools.lru_cache(maxsize=1024)
+def _value(words: tuple[str, ...], named: tuple[tuple[str, Constant], ...]) -> Constant | None:
+    return evaluate(words, dict(named))  # the only constants evaluate reads are those the words name
+
+
 def _loop_fix(variable: str, init: str, condition: str, direction: str, table: Mapping[str, Constant]) -> str:
-    start = evaluate(tokens(init), table)
+    start = value(tokens(init), table)
     if start is None or start.symbol or start.value is None:
         return ""
     if start.value == 16 and direction == HALVING:
         return f"start at warpSize / 2 ({variable} = warpSize / 2)"
     if start.value == 1 and direction == DOUBLING:
         words = tokens(condition)
-        limit = evaluate(words[2:], table) if len(words) > 2 and words[0] == variable else None
+        limit = value(words[2:], table) if len(words) > 2 and words[0] == variable else None
         if limit is not None and not limit.symbol and (words[1], limit.value) in (("<", 32), ("<=", 16)):
             return f"run while {variable} < warpSize"
     return ""
@@ -97,7 +111,7 @@ def _loop_shuffles_by(text: str, after: int, variable: str, table: Mapping[str, 
             continue
         if len(arguments) == offset + 1:
             return True
-        width = evaluate(tokens(arguments[offset + 1]), table)
+        width = value(tokens(arguments[offset + 1]), table)
         if width is not None and (bool(width.symbol) or (width.value or 0) > 32):
             return True
     return False
