@@ -70,16 +70,18 @@ class Rule(NamedTuple):  # a tuple: thousands of them are stored and loaded fast
 
 
 class RuleSet:
-    __slots__ = ("rules", "headers", "identifier_pattern")
+    __slots__ = ("rules", "headers", "identifier_pattern", "heads")
 
-    def __init__(self, rules: dict[str, Rule], headers: dict[str, ApiMapping], identifier_pattern: str) -> None:
+    def __init__(self, rules: dict[str, Rule], headers: dict[str, ApiMapping], identifier_pattern: str,
+                 heads: tuple[tuple[str, str], ...]) -> None:
         self.rules = rules
         self.headers = headers
         self.identifier_pattern = identifier_pattern  # regex alternative matching candidate identifiers
+        self.heads = heads  # the same, by first character (``candidate_heads``)
 
     def __eq__(self, other: object) -> bool:
         return (type(other) is RuleSet and self.rules == other.rules and self.headers == other.headers
-                and self.identifier_pattern == other.identifier_pattern)
+                and self.identifier_pattern == other.identifier_pattern and self.heads == other.heads)
 
 
 def flagged(mapping: ApiMapping, flag: str) -> bool:
@@ -171,13 +173,39 @@ def _trie_node(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
     return f"(?:{body})?" if ends else body
 
 
+PREFIXED = ("cu", "CU", "nv", "NV", "Cu")  # names starting so are matched by their first three characters
+
+
+def _prefixes_and_exact(names: list[str]) -> tuple[list[str], list[str]]:
+    prefixes = sorted({n[:3] for n in names if n[:2] in PREFIXED})
+    exact = sorted(n for n in names if n[:2] not in PREFIXED)
+    return prefixes, exact
+
+
 def candidate_pattern(names: list[str]) -> str:
     """One regex alternative that matches every rule name (plus cheap false positives)."""
-    prefixes = sorted({n[:3] for n in names if n[:2] in ("cu", "CU", "nv", "NV", "Cu")})
-    exact = sorted(n for n in names if n[:2] not in ("cu", "CU", "nv", "NV", "Cu"))
+    prefixes, exact = _prefixes_and_exact(names)
     prefix_part = trie_pattern(prefixes) + r"\w*"
     exact_part = trie_pattern(exact) + r"\b"
     return rf"\b(?:{prefix_part}|{exact_part})"
+
+
+def candidate_heads(names: list[str]) -> tuple[tuple[str, str], ...]:
+    """``candidate_pattern`` by first character: (character, pattern of what may follow it in a candidate).
+    A word starting with any other character is no candidate, so a scanner can step over it without
+    trying the whole alternation there."""
+    prefixes, exact = _prefixes_and_exact(names)
+    heads: list[tuple[str, str]] = []
+    for head in sorted({word[0] for word in prefixes + exact}):
+        rest = []
+        after_prefix = [word[1:] for word in prefixes if word[0] == head]
+        after_exact = [word[1:] for word in exact if word[0] == head]
+        if after_prefix:
+            rest.append(trie_pattern(after_prefix) + r"\w*")
+        if after_exact:
+            rest.append(trie_pattern(after_exact) + r"\b")
+        heads.append((head, "|".join(rest)))
+    return tuple(heads)
 
 
 @functools.lru_cache(maxsize=16)
@@ -199,18 +227,18 @@ def _to_plain(ruleset: RuleSet) -> tuple[object, ...]:
     shared: dict[str, str] = {}  # one object per distinct string: marshal writes the repeats as references
     rules = {name: tuple(shared.setdefault(v, v) if isinstance(v, str) else v for v in rule)
              for name, rule in ruleset.rules.items()}
-    return ("rules-1", rules, headers, ruleset.identifier_pattern)
+    return ("rules-2", rules, headers, ruleset.identifier_pattern, ruleset.heads)
 
 
 def _from_plain(data: object) -> RuleSet | None:
-    if not (isinstance(data, tuple) and len(data) == 4 and data[0] == "rules-1"):
+    if not (isinstance(data, tuple) and len(data) == 5 and data[0] == "rules-2"):
         return None
-    _, rules, headers, pattern = data
+    _, rules, headers, pattern, heads = data
     try:
         make = functools.partial(tuple.__new__, Rule)  # a Rule from its fields without Python-level calls
         return RuleSet(rules=dict(zip(rules, map(make, rules.values()), strict=True)),
                        headers={name: ApiMapping(*fields) for name, fields in headers.items()},
-                       identifier_pattern=pattern)
+                       identifier_pattern=pattern, heads=heads)
     except (TypeError, AttributeError):
         return None
 
@@ -236,4 +264,6 @@ def _build(target: Target, db: MappingDB) -> RuleSet:
     # defined only in the device pass as with nvcc.
     rules["__CUDA_ARCH__"] = Rule(replacement=ARCH_VALUE, family="device", reason="", cuda_status="",
                                   cuda_since="", needs_runtime=False)
-    return RuleSet(rules=rules, headers=headers, identifier_pattern=candidate_pattern(sorted(rules)))
+    names = sorted(rules)
+    return RuleSet(rules=rules, headers=headers, identifier_pattern=candidate_pattern(names),
+                   heads=candidate_heads(names))

@@ -20,10 +20,15 @@ from translator.rules import CUDA_LIKE, Rule, RuleSet, Target, build_rules
 from translator.wavefront.translation import prepare as prepare_wavefront
 
 # One match = uninteresting text (possessively skipped, no Python work) + one token.
-# Words are consumed whole, so a candidate never starts inside a word (mycudaMalloc stays).
-# "stray" (a lone quote, an unclosed comment opener) and "end" make every search attempt succeed where
-# it starts; otherwise the engine would re-run the skip from each following position (quadratic).
-SKIP = r"""(?:[^/"'\#<A-Za-z_\\]++|/(?![/*])|<(?!<<)|\\.|\#(?![ \t]*(?:include|if|ifdef|ifndef|elif)\b)|(?!{candidates})[A-Za-z_]\w*+)*+"""
+# Words are consumed whole, so a candidate never starts inside a word (mycudaMalloc stays). A word whose
+# first character starts no candidate is stepped over at once; one that does is tested only against the
+# candidates with that first character ({words}); after a word character (``0x1f``) no candidate but
+# ``cub`` starts, as ``\b`` says. "stray" (a lone quote, an unclosed comment opener) and "end" make every
+# search attempt succeed where it starts; otherwise the engine would re-run the skip from each following
+# position (quadratic).
+SKIP = r"""(?:{plain}++|{words}|\B(?!cub\b)[A-Za-z_]\w*+|/(?![/*])|<(?!<<)|\\.|\#(?![ \t]*(?:include|if|ifdef|ifndef|elif)\b))*+"""
+PLAIN = r"""[^/"'\#<A-Za-z_\\]"""  # characters that start no token and no word
+WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 TOKENS = r"""(?:(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*")|(?P<char>'(?:\\.|[^'\\\n]){1,10}')|(?P<pp>\#[ \t]*(?:include|if|ifdef|ifndef|elif)\b(?:[^\n\\]|\\.)*)|(?P<launch><<<)|(?P<ident>{candidates})|(?P<stray>.)|(?P<end>\Z))"""
 PASSIVE_TOKENS = frozenset({"comment", "char", "stray", "end"})
 STRING_WORD = re.compile(r"(?<![^\s\"])(?:cu|CU)[^\s\"]*")
@@ -57,9 +62,21 @@ class FileTranslation:
 
 
 @functools.lru_cache(maxsize=16)
-def token_regex(identifier_pattern: str) -> re.Pattern[str]:
+def token_regex(identifier_pattern: str, heads: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
     candidates = f"(?:{identifier_pattern}|cub\\b)"
-    return re.compile(SKIP.replace("{candidates}", candidates) + TOKENS.replace("{candidates}", candidates), re.DOTALL)
+    skip = SKIP.replace("{plain}", PLAIN).replace("{words}", _word_steps(heads))
+    return re.compile(skip + TOKENS.replace("{candidates}", candidates), re.DOTALL)
+
+
+def _word_steps(heads: tuple[tuple[str, str], ...]) -> str:
+    """Alternatives that consume a word that is no candidate (and the plain characters after it): one
+    for the words whose first character starts no candidate, one per first character that does."""
+    rests = dict(heads)
+    rests["c"] = f"{rests['c']}|ub\\b" if rests.get("c") else r"ub\b"  # cub, the namespace
+    others = "".join(sorted(WORD_CHARACTERS - set(rests)))
+    steps = [f"[{others}]\\w*+{PLAIN}*+"] if others else []
+    steps += [f"{re.escape(head)}(?!{rest})\\w*+{PLAIN}*+" for head, rest in sorted(rests.items())]
+    return "|".join(steps)
 
 
 class _Interesting:
@@ -210,7 +227,7 @@ def _rewrite(text: str, ruleset: RuleSet, scan: _Scan, includes: IncludeState,
     struct_tags = options.struct_tags and not options.hipify_spelling
     pieces: list[str] = []
     cursor = 0
-    for match in token_regex(ruleset.identifier_pattern).finditer(text):
+    for match in token_regex(ruleset.identifier_pattern, ruleset.heads).finditer(text):
         kind = match.lastgroup
         if kind == "ident":  # most tokens: a name, and most names only rename (no bookkeeping)
             start, end = match.span("ident")

@@ -9,6 +9,7 @@ it.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from translator.includes import RUNTIME_HEADER, runtime_include_position
@@ -16,6 +17,7 @@ from translator.options import TranslateOptions
 from translator.rewrites import devicecode, deviceptr, fixups, hostapi, inlineasm, macrolaunch, tables, versions
 from translator.rewrites.context import RewriteContext, RewriteNote
 from translator.rules import Rule
+from translator.textsearch import occurrences, occurs_at_any
 
 __all__ = ["NOTE_ONLY", "RewriteContext", "RewriteNote", "after", "before", "template_name_macros",
            "without_replaced_definitions"]
@@ -75,15 +77,30 @@ def after(text: str, original: str, ctx: RewriteContext) -> str:
 
 
 def _may_collapse(original: str) -> bool:
+    """Whether every type of one collapsing group occurs in ``original`` (before the signatures are
+    compared). Each group pairs a runtime type with a driver one (``CUresult``); where ``CU`` occurs
+    a few times only, as in runtime-API code, the driver names are looked for there alone."""
     if "CU" not in original or "cuda" not in original:
         return False
-    for group in tables.load().collapsing_types:  # plain loops: generators cost more than the tests
+    driver_at = occurrences(original, "CU")
+    few = len(driver_at) <= FEW_DRIVER_NAMES
+    for group in _collapsing_groups():  # plain loops: generators cost more than the tests
         for name in group:
-            if name not in original:
+            if not (occurs_at_any(original, name, driver_at) if few and name.startswith("CU") else name in original):
                 break
         else:
             return True
     return False
+
+
+FEW_DRIVER_NAMES = 32
+
+
+@functools.cache
+def _collapsing_groups() -> tuple[tuple[str, ...], ...]:
+    """The collapsing groups, driver names (``CU...``) first: they are the rarer, and the cheaper to rule out."""
+    return tuple(tuple(sorted(group, key=lambda name: not name.startswith("CU")))
+                 for group in tables.load().collapsing_types)
 
 
 def _include_port(ctx: RewriteContext) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from translator.wavefront.lexer import int_literal, token_texts
@@ -194,7 +194,7 @@ def merge(tables: Iterable[Mapping[str, Constant]]) -> dict[str, Constant]:
     return merged
 
 
-def evaluate(tokens: list[str], constants: Constants) -> Constant | None:
+def evaluate(tokens: Sequence[str], constants: Constants) -> Constant | None:
     """The value of a small integer expression, or None when it is not one."""
     if not tokens:
         return None
@@ -210,7 +210,7 @@ _BINARY = {"|": 1, "^": 2, "&": 3, "<<": 4, ">>": 4, "+": 5, "-": 5, "*": 6, "/"
 
 
 class _Parser:
-    def __init__(self, tokens: list[str], constants: Constants) -> None:
+    def __init__(self, tokens: Sequence[str], constants: Constants) -> None:
         self.tokens = tokens
         self.constants = constants
         self.position = 0
