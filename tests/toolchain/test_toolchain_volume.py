@@ -98,3 +98,24 @@ def test_a_work_image_is_copied_sparse_with_its_files(tmp_path: Path) -> None:
     assert image.stat().st_size == 256 << 20 and image.stat().st_blocks * 512 < 32 << 20
     with open_work(copy, size_mb=256) as work:
         assert (work / "kernel.o").read_bytes() == b"\x7fELF" * 1000
+
+
+def test_an_image_copy_finishes_each_extent_when_the_kernel_copies_less_than_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """copy_file_range may return short (large or cross-filesystem copies): the rest of the extent is copied too,
+    not left as a hole (a re-run's volume would lose the files of its parent's compile)."""
+    source = tmp_path / "work.img"
+    with open(source, "wb") as image:
+        image.truncate(8 << 20)
+        image.seek(1 << 20)
+        image.write(os.urandom(300_000))
+        image.seek(5 << 20)
+        image.write(os.urandom(70_000))
+    real_copy = os.copy_file_range
+
+    def at_most_4k(src: int, dst: int, count: int, offset_src: int | None = None, offset_dst: int | None = None) -> int:
+        return real_copy(src, dst, min(count, 4096), offset_src, offset_dst)
+
+    monkeypatch.setattr(os, "copy_file_range", at_most_4k)
+    volume.copy_image(source, tmp_path / "copy.img")
+    assert (tmp_path / "copy.img").read_bytes() == source.read_bytes()

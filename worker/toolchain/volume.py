@@ -217,9 +217,19 @@ def copy_image(source: Path, destination: Path) -> None:
             except OSError:  # no data after offset (ENXIO)
                 break
             end = os.lseek(reading.fileno(), start, os.SEEK_HOLE)
-            os.copy_file_range(reading.fileno(), writing.fileno(), end - start, start, start)
-            offset = end
+            offset = _copy_range(reading.fileno(), writing.fileno(), start, end)
         writing.truncate(size)
+
+
+def _copy_range(source_fd: int, destination_fd: int, start: int, end: int) -> int:
+    """Copy bytes ``start``..``end`` to the same place; ``copy_file_range`` may copy less than asked (the kernel
+    splits large or cross-filesystem copies), so it is called until the range is done. Where the copy ended."""
+    while start < end:
+        copied = os.copy_file_range(source_fd, destination_fd, end - start, start, start)
+        if copied == 0:  # the source ended early (it shrank meanwhile): nothing more to copy
+            return end
+        start += copied
+    return end
 
 
 def used_bytes(folder: Path) -> int:
