@@ -48,3 +48,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast log
 
 # One test database per pytest process, so parallel runs on one machine never collide.
 DATABASES["default"]["TEST"] = {"NAME": f"test_migrator_{os.getpid()}"}  # noqa: F405
+
+# A run of the command line whose compile failed builds its CUDA reference with the local nvcc (real work: the
+# original units compiled in the sandbox). Off here; the tests about that evidence turn it on.
+MIGRATOR_LOCAL_CUDA_REFERENCE = False

@@ -44,8 +44,9 @@ FILES = {"src/vadd.cu": VADD_CU, "src/table.cpp": TABLE_CPP, "src/loader.cpp": L
 
 
 @pytest.fixture
-def failed_run(team_user: tuple[User, Team], monkeypatch: pytest.MonkeyPatch) -> Run:
+def failed_run(team_user: tuple[User, Team], monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Run:
     require_root()
+    settings.MIGRATOR_LOCAL_CUDA_REFERENCE = True  # the installation's default; off in the other tests
     monkeypatch.setenv("MIGRATOR_FAKE_GPUS", "sm_90")  # the reference builds for a GPU it cannot run on here
     project = actions.create_project(team_user[1], "tables", user=None)
     actions.update_settings(project, {"smoke_command": "./vadd"})
@@ -81,7 +82,7 @@ def test_a_first_run_whose_compile_fails_builds_its_cuda_reference_and_its_cause
 def test_without_a_cuda_side_the_causes_stay_and_the_page_says_the_reference_did_not_run(
         team_user: tuple[User, Team], client: Client, settings: Settings) -> None:
     require_root()
-    settings.MIGRATOR_LOCAL_CUDA_REFERENCE = False
+    settings.MIGRATOR_LOCAL_CUDA_REFERENCE = False  # as in the test settings; said here, as the test is about it
     project = actions.create_project(team_user[1], "tables", user=None)
     run = pipeline_run(project, FILES)
     reference = ReferenceRun.objects.get(run=run)
