@@ -35,7 +35,7 @@ def test_each_family() -> None:
     assert ("cmake", "cmake_error", "CMakeLists.txt", 7, "Could NOT find Boost (missing: Boost_INCLUDE_DIR)") in found
     assert ("make", "make_no_rule", "k.cu", 0, "No rule to make target 'k.cu', needed by 'k.o'") in found
     assert ("make", "make_error", "Makefile", 9, "[k.o] Error 1") in found
-    assert ("python", "python_exception", "setup.py", 4, "ModuleNotFoundError: No module named 'torch'") in found
+    assert ("python", "python_exception", "setup.py", 4, "ModuleNotFoundError: No module named 'torch' (in `import torch`)") in found
     assert ("pip", "pip_resolver", "", 0, "No matching distribution found for cupy-cuda12x") in found
 
 
@@ -81,3 +81,29 @@ Call Stack (most recent call first):
     [problem] = parse_log(log)
     assert (problem.file, problem.line) == ("cmake/deps.cmake", 12)
     assert problem.message == "The following required packages were not found: - fftw3f"
+
+
+def test_a_python_exception_keeps_the_projects_line_that_raised_it() -> None:
+    log = ('Traceback (most recent call last):\n  File "/workspace/setup.py", line 5, in <module>\n'
+           '    major = int(torch.version.cuda.split(".")[0])\n                ^^^^^^^^^^^^^^^^^^^^^^^^\n'
+           "AttributeError: 'NoneType' object has no attribute 'split'\n")
+    [problem] = parse_log(log)
+    assert problem.message == ("AttributeError: 'NoneType' object has no attribute 'split' "
+                               "(in `major = int(torch.version.cuda.split(\".\")[0])`)")
+
+
+def test_a_target_left_without_sources_by_a_missing_file_is_that_files_consequence() -> None:
+    log = ("CMake Error at CMakeLists.txt:3 (add_executable):\n  Cannot find source file:\n\n    src/mian.cpp\n\n\n"
+           "CMake Error at CMakeLists.txt:3 (add_executable):\n  No SOURCES given to target: raytrace\n\n\n"
+           "CMake Error at CMakeLists.txt:9 (add_library):\n  No SOURCES given to target: kernels\n")
+    found = [(p.line, p.message) for p in parse_log(log)]
+    assert found == [(3, "Cannot find source file: src/mian.cpp"), (9, "No SOURCES given to target: kernels")]
+
+
+def test_the_project_builds_closing_line_names_the_limit_that_stopped_it() -> None:
+    log = ("make: *** [Makefile:13: src/radix.o] Error 1\n"
+           "Project build failed: make failed in . (exit status -9): the command ran past its time limit of 10 s "
+           "and was killed (failing for gfx90a)\n"
+           "Project build failed: build step failed (exit status 2) (failing for gfx90a)\n")
+    assert [(p.family, p.kind, p.message) for p in parse_log(log) if p.family == "migrator"] == [
+        ("migrator", "limit", "the command ran past its time limit of 10 s and was killed")]

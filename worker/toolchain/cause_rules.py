@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from translator.mapping import load_default
+from translator.mapping import ApiMapping, load_default
 
 Installed = Callable[[str], "bool | None"]
 
@@ -63,6 +63,23 @@ def cuda_header(header: str, installed: Installed) -> Verdict:
     if mapping is not None and mapping.hip:
         return Verdict("translation", f"cuda-header:{header}", f"CUDA header <{header}> left untranslated (HIP: <{mapping.hip}>)")
     return Verdict("translation", f"cuda-header:{header}", f"CUDA header <{header}> has no HIP counterpart")
+
+
+@functools.cache
+def _written_headers() -> dict[str, ApiMapping]:
+    """The headers the translation writes (the HIP side of its table) that are a library's, not HIP's own."""
+    return {m.hip: m for m in load_default().headers().values() if m.hip and not m.hip.startswith("hip/")}
+
+
+def translated_header(header: str) -> Verdict | None:
+    """A header the translation wrote for a CUDA one that this ROCm does not ship (cudnn.h -> hipDNN.h):
+    the translation chose it, so the fix is there (the ROCm library's own header, where its table names one)."""
+    mapping = _written_headers().get(header)
+    if mapping is None:
+        return None
+    instead = f": ROCm's is <{mapping.roc}>" if mapping.roc and mapping.roc != header else ""
+    return Verdict("translation", f"written-header:{header}",
+                   f"the translation wrote <{header}> for <{mapping.cuda}>, which this ROCm does not ship{instead}")
 
 
 def cuda_name(name: str) -> Verdict | None:
@@ -124,6 +141,7 @@ _CMAKE_CUDA = re.compile(r"CMAKE_CUDA_\w+|\bCUDA_(?:ARCHITECTURES|SEPARABLE_COMP
                          re.IGNORECASE)
 _CMAKE_SOURCES = re.compile(r"Cannot find source file:\s*(?P<file>\S+)|No SOURCES given to target:\s*(?P<target>\S+)|"
                             r"(?:Cannot|can not) determine link(?:er)? language for target \"?(?P<link>[\w.-]+)", re.IGNORECASE)
+_CUDA_SOURCE = re.compile(r"\.(?:cu|cuh)$", re.IGNORECASE)
 _HIP_CHECK = re.compile(r"The HIP compiler\b.*is not able to compile|CMakeTestHIPCompiler|No CMAKE_HIP_COMPILER", re.IGNORECASE)
 
 
@@ -133,6 +151,9 @@ def cmake(message: str, where: str, installed: Installed) -> Verdict | None:
     if _CMAKE_CUDA.search(message):
         return Verdict("build_configuration", "cmake-cuda", f"CMake still uses the CUDA language or FindCUDA{at}")
     if found := _CMAKE_SOURCES.search(message):
+        if found["file"] and not _CUDA_SOURCE.search(found["file"]):  # the conversion renames CUDA sources only
+            return Verdict("project_code", "cmake-missing-source", f"the build files list {found['file']}, which "
+                           f"is not in the project{at}")
         if found["file"]:
             return Verdict("build_configuration", "cmake-sources", f"the build files list {found['file']}, which the "
                            f"conversion renamed or dropped{at}")
@@ -188,15 +209,31 @@ _CUDA_WHEEL = re.compile(r"lib(?:cudart|cublas\w*|cudnn\w*|nvrtc|cufft|curand|nc
 
 
 _CUDA_ENV = re.compile(r"^KeyError: '(?P<name>CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDNN_HOME)'")
+# torch.utils.cpp_extension's own words when a CUDAExtension is built with a PyTorch that is neither CUDA nor ROCm.
+_TORCH_NOT_ROCM = re.compile(r"CUDA_HOME environment variable is not set")
+_TORCH_VERSION_CUDA = re.compile(r"(?:AttributeError|TypeError): .*NoneType.* \(in `.*torch\.version\.cuda\b.*`\)$")
+# The project's own exception demanding nvcc or the CUDA toolkit's path ("needs nvcc: set CUDA_HOME").
+_SCRIPT_NEEDS_NVCC = re.compile(r"^(?:RuntimeError|OSError|EnvironmentError|SystemExit|Exception|AssertionError|ValueError)"
+                                r"\b.*\b(?:nvcc|CUDA_HOME|CUDA_PATH)\b")
 _CUDA_TOOL_MISSING = re.compile(r"No such file or directory: '(?:[\w./-]*/)?(?P<tool>nvcc|nvidia-smi|cuobjdump|nvdisasm)'")
 
 
 def python(message: str) -> Verdict:
+    """A Python exception; ``message`` ends with the project's line that raised it where the traceback shows one."""
+    if _TORCH_NOT_ROCM.search(message):
+        return Verdict("environment", "torch-not-rocm", "the toolchain's PyTorch is not a ROCm build: its "
+                       "CUDAExtension looks for CUDA_HOME (a ROCm PyTorch builds it with hipcc)")
+    if _TORCH_VERSION_CUDA.search(message):
+        return Verdict("translation", "torch-version-cuda", "the code reads torch.version.cuda, which is None on a ROCm "
+                       "PyTorch: check torch.version.hip too")
     if found := _CUDA_ENV.search(message):
         return Verdict("build_configuration", "cuda-env", f"the build script requires {found['name']} (a CUDA toolkit "
                        "path): read ROCM_PATH/HIP's instead")
     if found := _CUDA_TOOL_MISSING.search(message):
         return Verdict("build_configuration", "makefile-nvcc", f"the build script still runs {found['tool']}")
+    if _SCRIPT_NEEDS_NVCC.search(message):
+        return Verdict("build_configuration", "makefile-nvcc", "the build script refuses to run without nvcc "
+                       "(CUDA_HOME): let it take the ROCm path")
     if found := _NO_MODULE.search(message):
         module = found["module"]
         if _CUDA_PY.match(module):
@@ -295,7 +332,13 @@ def device_code_in_cxx(message: str, file: str) -> Verdict | None:
 _TARGET_FEATURE = re.compile(r"'(?P<builtin>\w+)' needs target feature (?P<feature>[\w,+-]+)")
 # The assembler rejecting an inline asm statement of a HIP file: PTX the translation left (hand work).
 _INLINE_ASM = re.compile(r"^(?:invalid instruction|invalid operand for instruction|unknown directive|"
-                         r"instruction not supported on this GPU)", re.IGNORECASE)
+                         r"instruction not supported on this GPU)|^invalid (?:output|input) constraint '[^']*' in asm",
+                         re.IGNORECASE)
+# Kernels launching kernels (CUDA dynamic parallelism), which HIP does not support on AMD GPUs.
+_DEVICE_LAUNCH = re.compile(r"device-side kernel call/launch is not supported|reference to __global__ function '\w+' "
+                            r"in __global__ function")
+# The device linker (amdgcn-link) missing a symbol another file's device code defines: no relocatable device code.
+_DEVICE_LINK = re.compile(r"undefined (?:protected|hidden) symbol: ")
 
 
 def gpu_code(message: str) -> Verdict | None:
@@ -306,4 +349,23 @@ def gpu_code(message: str) -> Verdict | None:
     if _INLINE_ASM.search(message):
         return Verdict("translation", "inline-asm", "inline PTX assembly left in the translated code (no HIP "
                        "translation): rewrite it with HIP intrinsics")
+    if _DEVICE_LAUNCH.search(message):
+        return Verdict("translation", "dynamic-parallelism", "a kernel launches kernels (CUDA dynamic parallelism), "
+                       "which HIP does not support: launch them from the host")
+    if _DEVICE_LINK.search(message):
+        return Verdict("build_configuration", "device-rdc", "device code uses a symbol defined in another file: the "
+                       "build needs relocatable device code (-fgpu-rdc, HIP_SEPARABLE_COMPILATION)")
+    return None
+
+
+# CUDA device intrinsics HIP does not have (address-space conversions, cache-hint loads and stores, sleeps); the
+# translator's table leaves them, so they are named here.
+_CUDA_INTRINSIC = re.compile(r"^__(?:cvta_\w+|nanosleep|ld(?:cs|cg|ca|lu|cv)|st(?:cs|cg|wb|wt)|is(?:Shared|Global|Constant|Local)"
+                             r"|prof_trigger|trap_if)$")
+
+
+def cuda_intrinsic(name: str) -> Verdict | None:
+    if _CUDA_INTRINSIC.match(name):
+        return Verdict("translation", f"cuda-intrinsic:{name}", f"{name} is a CUDA device intrinsic HIP does not have: "
+                       "use the nearest HIP builtin")
     return None

@@ -123,6 +123,13 @@ def _library_for_header(header: str, tc: _Toolchain) -> Mapping[str, Any] | None
     return None
 
 
+def _library_by_folder(header: str, tc: _Toolchain) -> Mapping[str, Any] | None:
+    """A library the toolchain lacks whose headers live in the folder of ``header`` (<hiptensor/...>)."""
+    folder = header.split("/", 1)[0] if "/" in header else ""
+    return next((lib for lib in tc.libraries if folder and not lib.get("installed")
+                 and str(lib.get("header") or "").split("/", 1)[0] == folder), None)
+
+
 def _missing_header(header: str, file: str, message: str, tc: _Toolchain) -> Cause:
     lib = _library_for_header(header, tc)
     if lib is not None and not lib.get("installed"):
@@ -134,8 +141,11 @@ def _missing_header(header: str, file: str, message: str, tc: _Toolchain) -> Cau
                      f"<{header}> is <{lib.get('header')}> in this ROCm version", file, message)
     if cause_rules.is_cuda_header(header) or _CUDA_HEADER.match(header):
         return _cause(cause_rules.cuda_header(header, installed_in(tc)), file, message)
-    if (third := cause_rules.third_party_header(header)) is not None:
-        return _cause(third, file, message)
+    if (lib := _library_by_folder(header, tc)) is not None:
+        return Cause("environment", f"missing-library:{lib.get('name')}",
+                     f"{lib.get('name')} is not in toolchain {tc.name} (<{header}> is one of its headers)", file, message)
+    if (verdict := cause_rules.translated_header(header) or cause_rules.third_party_header(header)) is not None:
+        return _cause(verdict, file, message)
     if _PYTHON_HEADER.match(header):
         return Cause("build_configuration", "python-extension",
                      "Python/PyTorch extension sources need their Python build (Python.h, ATen/torch headers)", file, message)
@@ -154,7 +164,7 @@ def _undeclared(name: str, file: str, message: str) -> Cause:
     if _WARP_SYNC.match(bare):
         return Cause("translation", "warp-sync", "warp-sync intrinsics (__shfl_*_sync...) are off in this HIP: "
                      "HIP_ENABLE_WARP_SYNC_BUILTINS and 64-bit masks", file, message)
-    if (verdict := cause_rules.cuda_name(bare)) is not None:
+    if (verdict := cause_rules.cuda_name(bare) or cause_rules.cuda_intrinsic(bare)) is not None:
         return _cause(verdict, file, message)
     if _CUDA_NAME.match(bare):
         return Cause("translation", "cuda-names", "CUDA names left untranslated", file, message)

@@ -40,6 +40,10 @@ _SANDBOX = re.compile(r"^bwrap: (?P<message>.+)$")
 # What Migrator's sandbox appends when a limit stopped a command (worker/toolchain/sandbox.py, compile.py):
 # decided from signals and counters, so it is evidence, not words the build printed.
 _MIGRATOR_LIMIT = re.compile(r"^migrator: (?P<message>.+)$")
+# The project build's closing line when a sandbox limit stopped a step (compile stage: ProjectBuild.error, the
+# sandbox's first violation after the step's exit status).
+_BUILD_STOPPED = re.compile(r"^Project build failed: .+? \(exit status -?\d+\): (?P<message>(?:the command|the job|"
+                            r"workspace limit) .+?)(?: \(failing for [^)]*\))?$")
 _BARE_ERROR = re.compile(r"^(?:fatal )?error: (?P<message>.+)$")  # clang's errors with no file (output files)
 _PY_FILE = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _PY_EXCEPTION = re.compile(r"^(?P<type>(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt))(?:: (?P<message>.*))?$")
@@ -92,7 +96,7 @@ def _multiple_definitions(text: str) -> list[Problem]:
 
 def _other_families(lines: list[str]) -> list[Problem]:
     found: list[Problem] = []
-    py_file, py_line, in_traceback = "", 0, False
+    py_file, py_line, py_code, in_traceback = "", 0, "", False
     for index, line in enumerate(lines):
         if match := _NVCC.match(line):
             if match["severity"] != "warning":
@@ -101,10 +105,12 @@ def _other_families(lines: list[str]) -> list[Problem]:
             found.append(Problem("nvcc", "compile_error", "", 0, f"nvcc fatal: {match['message']}"))
         elif match := _CMAKE_AT.match(line):
             file, at = _project_frame(lines, index + 1) or (match["file"], int(match["line"]))
-            found.append(Problem("cmake", "cmake_error", file, at, _cmake_message(lines, index + 1)))
+            problem = Problem("cmake", "cmake_error", file, at, _cmake_message(lines, index + 1))
+            if not _no_sources_left(problem, found):
+                found.append(problem)
         elif match := _SANDBOX.match(line):
             found.append(Problem("sandbox", "sandbox_error", "", 0, f"bwrap: {match['message']}"))
-        elif match := _MIGRATOR_LIMIT.match(line):
+        elif (match := _MIGRATOR_LIMIT.match(line)) or (match := _BUILD_STOPPED.match(line)):
             found.append(Problem("migrator", "limit", "", 0, match["message"]))
         elif match := _BARE_ERROR.match(line):
             found.append(Problem("clang", "compile_error", "", 0, match["message"]))
@@ -123,12 +129,14 @@ def _other_families(lines: list[str]) -> list[Problem]:
         elif match := _SHELL_NOT_FOUND.match(line):
             found.append(Problem("make", "tool_not_found", "", 0, f"{match['tool'] or match['exec']}: command not found"))
         elif line.startswith("Traceback (most recent call last):"):
-            in_traceback, py_file, py_line = True, "", 0
+            in_traceback, py_file, py_line, py_code = True, "", 0, ""
         elif in_traceback and (match := _PY_FILE.match(line)):
-            if _in_project(match["file"]):  # the innermost frame of the project's own code
-                py_file, py_line = match["file"], int(match["line"])
+            if _in_project(match["file"]):  # the innermost frame of the project's own code, and its line
+                py_file, py_line, py_code = match["file"], int(match["line"]), _code_under(lines, index)
         elif in_traceback and (match := _PY_EXCEPTION.match(line)):
             message = f"{match['type']}: {match['message']}" if match["message"] else match["type"]
+            if py_code:
+                message += f" (in `{py_code}`)"
             if py_file:  # a tool's own traceback (one probing for GPUs during configure) is not the build's failure
                 found.append(Problem("python", "python_exception", py_file, py_line, message))
             in_traceback = False
@@ -137,6 +145,24 @@ def _other_families(lines: list[str]) -> list[Problem]:
         elif (match := _PIP_CONFLICT.match(line)) and match["who"]:
             found.append(Problem("pip", "pip_resolver", "", 0, f"{match['who']} depends on {match['what']}"))
     return found
+
+
+def _code_under(lines: list[str], index: int) -> str:
+    """The source line a traceback prints under ``File "x", line N`` (none for frames without source)."""
+    if index + 1 < len(lines):
+        code = lines[index + 1]
+        if code.startswith("    ") and not _PY_FILE.match(code) and code.strip().strip("^~ "):
+            return code.strip()
+    return ""
+
+
+def _no_sources_left(problem: Problem, found: list[Problem]) -> bool:
+    """CMake's "No SOURCES given to target" right after "Cannot find source file" for the same command: the
+    target lost its sources because of the missing file, which is the error to explain."""
+    previous = next((p for p in reversed(found) if p.family == "cmake"), None)
+    return (problem.message.startswith("No SOURCES given to target") and previous is not None
+            and previous.message.startswith("Cannot find source file") and (previous.file, previous.line) ==
+            (problem.file, problem.line))
 
 
 def _in_project(file: str) -> bool:
